@@ -1,0 +1,99 @@
+#include "attn/attention.hpp"
+
+#include "attn/softmax.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace attn {
+
+namespace {
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw std::invalid_argument(message);
+}
+
+std::string shape(const Eigen::Ref<const Eigen::MatrixXd>& M) {
+  return std::to_string(M.rows()) + "x" + std::to_string(M.cols());
+}
+
+// Adds the row vector b to every row of M (no bias when b is empty).
+Eigen::MatrixXd with_bias(Eigen::MatrixXd M, const Eigen::VectorXd& b, const char* name) {
+  if (b.size() == 0) return M;
+  require(b.size() == M.cols(), std::string("self_attention: ") + name + " has size " +
+                                    std::to_string(b.size()) + ", expected " + std::to_string(M.cols()));
+  M.rowwise() += b.transpose();
+  return M;
+}
+
+}  // namespace
+
+Eigen::MatrixXd causal_mask(Eigen::Index n) {
+  Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
+  M.triangularView<Eigen::StrictlyUpper>().setConstant(-std::numeric_limits<double>::infinity());
+  return M;
+}
+
+Eigen::MatrixXd attention_weights(const Eigen::Ref<const Eigen::MatrixXd>& Q,
+                                  const Eigen::Ref<const Eigen::MatrixXd>& K,
+                                  const Eigen::Ref<const Eigen::MatrixXd>& mask) {
+  require(Q.cols() == K.cols(), "attention: Q is " + shape(Q) + " and K is " + shape(K) +
+                                    "; queries and keys need the same width d_k");
+  require(Q.cols() > 0, "attention: d_k must be at least 1");
+  // [scaled-logits]
+  Eigen::MatrixXd logits = (Q * K.transpose()) / std::sqrt(static_cast<double>(Q.cols()));
+  // [scaled-logits]
+  if (mask.size() > 0) {
+    require(mask.rows() == logits.rows() && mask.cols() == logits.cols(),
+            "attention: mask is " + shape(mask) + ", expected " + shape(logits));
+    logits += mask;
+  }
+  return softmax_rows(logits);
+}
+
+Eigen::MatrixXd attention(const Eigen::Ref<const Eigen::MatrixXd>& Q, const Eigen::Ref<const Eigen::MatrixXd>& K,
+                          const Eigen::Ref<const Eigen::MatrixXd>& V,
+                          const Eigen::Ref<const Eigen::MatrixXd>& mask) {
+  require(K.rows() == V.rows(), "attention: K is " + shape(K) + " and V is " + shape(V) +
+                                    "; every key needs exactly one value row");
+  return attention_weights(Q, K, mask) * V;
+}
+
+Eigen::MatrixXd self_attention(const Eigen::Ref<const Eigen::MatrixXd>& X, const AttentionParams& p,
+                               Masking masking) {
+  require(p.W_Q.rows() == X.cols() && p.W_K.rows() == X.cols() && p.W_V.rows() == X.cols(),
+          "self_attention: X is " + shape(X) + " but W_Q, W_K, W_V are " + shape(p.W_Q) + ", " +
+              shape(p.W_K) + ", " + shape(p.W_V) + " (each needs " + std::to_string(X.cols()) + " rows)");
+  // [qkv]
+  const Eigen::MatrixXd Q = with_bias(X * p.W_Q, p.b_Q, "b_Q");
+  const Eigen::MatrixXd K = with_bias(X * p.W_K, p.b_K, "b_K");
+  const Eigen::MatrixXd V = with_bias(X * p.W_V, p.b_V, "b_V");
+  const Eigen::MatrixXd mask = masking == Masking::causal ? causal_mask(X.rows()) : Eigen::MatrixXd();
+  return attention(Q, K, V, mask);
+  // [qkv]
+}
+
+Eigen::MatrixXd multi_head_attention(const Eigen::Ref<const Eigen::MatrixXd>& X, const MultiHeadParams& p,
+                                     Masking masking) {
+  const Eigen::Index d = p.W_Q.cols();
+  require(p.heads >= 1 && d % p.heads == 0,
+          "multi_head_attention: " + std::to_string(p.heads) + " heads do not divide the width d = " +
+              std::to_string(d));
+  require(p.W_K.cols() == d && p.W_V.cols() == d && p.W_O.rows() == d,
+          "multi_head_attention: W_K, W_V need " + std::to_string(d) + " columns and W_O " +
+              std::to_string(d) + " rows");
+  const Eigen::Index dh = d / p.heads;
+  const Eigen::MatrixXd mask = masking == Masking::causal ? causal_mask(X.rows()) : Eigen::MatrixXd();
+  // [multi-head]
+  Eigen::MatrixXd heads(X.rows(), d);  // [C_1 ... C_h], side by side
+  for (Eigen::Index i = 0; i < p.heads; ++i) {
+    const auto block = [&](const Eigen::MatrixXd& W) { return W.middleCols(i * dh, dh); };
+    heads.middleCols(i * dh, dh) = attention(X * block(p.W_Q), X * block(p.W_K), X * block(p.W_V), mask);
+  }
+  return heads * p.W_O;
+  // [multi-head]
+}
+
+}  // namespace attn

@@ -1,0 +1,97 @@
+#include "attn/cli.hpp"
+
+#include <fmt/core.h>
+
+#include <charconv>
+#include <cstdio>
+#include <system_error>
+#include <fstream>
+#include <unistd.h>
+
+namespace attn {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Strict parse: the whole text must be one integer that fits in T ("1e3", "12abc", "" all fail).
+template <typename T>
+bool parse_integer(const std::string& text, T& value) {
+  const char* end = text.data() + text.size();
+  const auto [ptr, error] = std::from_chars(text.data(), end, value);
+  return error == std::errc() && ptr == end && !text.empty();
+}
+
+}  // namespace
+
+usage_error::usage_error(const std::string& option, const std::string& message)
+    : std::runtime_error(option + ": " + message) {}
+
+void add_common_options(CLI::App& app, CommonOptions& options, const fs::path& default_out) {
+  options.out = default_out;
+  app.add_option("--seed", options.seed,
+                 "random seed, an integer in [0, 2^64-1]; the same seed gives the same results.json")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            std::uint64_t parsed = 0;
+            if (!parse_integer(text, parsed))
+              return fmt::format("must be an integer in [0, 18446744073709551615] (got '{}')", text);
+            return {};
+          },
+          "", "seed"));
+  app.add_option("--out", options.out, "output directory (results.json, CSV, SVG, output.txt)")
+      ->capture_default_str();
+  app.add_flag("--quick", options.quick, "small sizes: a run of a few seconds");
+}
+
+CLI::Option* add_int_option(CLI::App& app, const std::string& name, long& value, long lo, long hi,
+                            const std::string& description) {
+  // A transform instead of CLI::Range so that the error names the option, its range and the input.
+  return app
+      .add_option(name, value, fmt::format("{} (an integer in [{}, {}])", description, lo, hi))
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [name, lo, hi](std::string& text) -> std::string {
+            long parsed = 0;
+            if (!parse_integer(text, parsed) || parsed < lo || parsed > hi)
+              return fmt::format("must be an integer in [{}, {}] (got '{}')", lo, hi, text);
+            return {};
+          },
+          "", "range"));
+}
+
+void prepare_out_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw usage_error("--out", "cannot create directory '" + dir.string() + "': " + ec.message());
+  const fs::path probe = dir / (".probe-" + std::to_string(::getpid()));
+  std::ofstream(probe) << "";
+  if (!fs::exists(probe)) throw usage_error("--out", "directory '" + dir.string() + "' is not writable");
+  fs::remove(probe, ec);
+}
+
+int run_program(CLI::App& app, int argc, char** argv, const std::function<void()>& body) {
+  const std::string program = app.get_name();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "{}: {} (see --help)\n", program, e.what());
+    return 2;
+  }
+  try {
+    body();
+  } catch (const usage_error& e) {
+    fmt::print(stderr, "{}: {} (see --help)\n", program, e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}: error: {}\n", program, e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace attn

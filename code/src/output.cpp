@@ -1,0 +1,127 @@
+#include "attn/output.hpp"
+
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <spawn.h>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace attn {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temporary_name(const fs::path& path) {
+  return path.parent_path() / (".tmp-" + std::to_string(::getpid()) + "-" + path.filename().string());
+}
+
+std::string cell_text(const CsvCell& cell) {
+  if (const double* x = std::get_if<double>(&cell)) {
+    if (!std::isfinite(*x)) throw std::runtime_error("write_csv: refusing to write a NaN or infinite number");
+    return fmt::format("{:.17g}", *x);
+  }
+  return std::get<std::string>(cell);
+}
+
+void check_finite(const nlohmann::ordered_json& j, const std::string& where) {
+  if (j.is_number_float() && !std::isfinite(j.get<double>()))
+    throw std::runtime_error("write_json: " + where + " is NaN or infinite");
+  if (j.is_object())
+    for (const auto& [key, value] : j.items()) check_finite(value, where + "." + key);
+  if (j.is_array())
+    for (std::size_t i = 0; i < j.size(); ++i) check_finite(j[i], where + "[" + std::to_string(i) + "]");
+}
+
+}  // namespace
+
+void write_file_atomic(const fs::path& path, std::string_view content) {
+  const fs::path tmp = temporary_name(path);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(tmp, ignored);
+      throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
+    }
+  }
+  fs::rename(tmp, path);
+}
+
+void write_csv(const fs::path& path, const std::vector<std::string>& header,
+               const std::vector<std::vector<CsvCell>>& rows) {
+  std::string text;
+  const auto append_line = [&text](const auto& cells, const auto& to_text) {
+    for (std::size_t j = 0; j < cells.size(); ++j) {
+      if (j > 0) text += ',';
+      text += to_text(cells[j]);
+    }
+    text += '\n';
+  };
+  append_line(header, [](const std::string& s) { return s; });
+  for (const auto& row : rows) {
+    if (row.size() != header.size())
+      throw std::invalid_argument("write_csv: a row of " + path.filename().string() + " has " +
+                                  std::to_string(row.size()) + " cells, the header " +
+                                  std::to_string(header.size()));
+    append_line(row, cell_text);
+  }
+  write_file_atomic(path, text);
+}
+
+void write_csv(const fs::path& path, const std::vector<std::string>& header,
+               const Eigen::Ref<const Eigen::MatrixXd>& data) {
+  std::vector<std::vector<CsvCell>> rows(static_cast<std::size_t>(data.rows()));
+  for (Eigen::Index i = 0; i < data.rows(); ++i)
+    for (Eigen::Index j = 0; j < data.cols(); ++j) rows[static_cast<std::size_t>(i)].emplace_back(data(i, j));
+  write_csv(path, header, rows);
+}
+
+void write_json(const fs::path& path, const nlohmann::ordered_json& value) {
+  check_finite(value, path.filename().string());
+  write_file_atomic(path, value.dump(2) + "\n");
+}
+
+bool render_figure(const fs::path& dir, const std::string& name) {
+  const fs::path script = fs::path(ATTN_FIGURES_DIR) / (name + ".gp");
+  const fs::path csv = dir / (name + ".csv");
+  const fs::path svg = dir / (name + ".svg");
+  const fs::path tmp = temporary_name(svg);
+  for (const fs::path& p : {csv, tmp})
+    if (p.string().find('\'') != std::string::npos)
+      throw std::runtime_error("render_figure: path contains a quote: " + p.string());
+  const std::string vars = "in='" + csv.string() + "'; out='" + tmp.string() + "'";
+  std::vector<std::string> args{"gnuplot", "-e", vars, script.string()};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  pid_t pid = 0;
+  const int spawn_error = ::posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv.data(), environ);
+  if (spawn_error == ENOENT) {
+    fmt::print(stderr, "note: gnuplot is not installed, so {}.svg was not drawn (its data is in {})\n", name,
+               csv.string());
+    return false;
+  }
+  if (spawn_error != 0) throw std::runtime_error("cannot start gnuplot: " + std::string(std::strerror(spawn_error)));
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !fs::exists(tmp)) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw std::runtime_error("gnuplot failed on " + script.string());
+  }
+  fs::rename(tmp, svg);
+  return true;
+}
+
+}  // namespace attn

@@ -1,0 +1,24 @@
+# Softmax of s*z as the scale s grows: entropy and Jacobian 2-norm, median and 10-90% band.
+# Data: in = CSV with scale, entropy_{median,p10,p90}, jacobian_{median,p10,p90} (from ch01).
+set terminal svg size 900,420 font "DejaVu Sans,13" background rgb "white"
+set output out
+set datafile separator ","
+set multiplot layout 1,2
+set logscale x 10
+set format x "10^{%L}"
+set xlabel "logit scale s"
+set grid lc rgb "#dddddd"
+set key top right
+set style fill transparent solid 0.25 noborder
+set title "Entropy of softmax(s z), nats"
+plot in skip 1 using 1:3:4 with filledcurves lc rgb "#2471a3" title "10–90% of draws", \
+     in skip 1 using 1:2 with lines lw 2 lc rgb "#2471a3" title "median"
+set logscale y 10
+set format y "10^{%L}"
+set yrange [1e-16:1]
+set key bottom left
+set title "Jacobian norm ||J||_2: the gradient that gets through"
+# A log axis cannot show 0: clamp the band's lower edge.
+plot in skip 1 using 1:($6 > 1e-16 ? $6 : 1e-16):7 with filledcurves lc rgb "#c0392b" title "10–90% of draws", \
+     in skip 1 using 1:5 with lines lw 2 lc rgb "#c0392b" title "median"
+unset multiplot
