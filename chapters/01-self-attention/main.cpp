@@ -27,9 +27,12 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using json = nlohmann::ordered_json;
 
+// Sections 4 and 5 look at one query against this many keys (the figures' "16 keys").
+constexpr Index keys = 16;
+
 struct Options {
   attn::CommonOptions common;
-  long n = 16;          // tokens in the random multi-head example, and logits per softmax row
+  long n = 16;          // tokens in the random multi-head example
   long d = 8;           // model width of the multi-head example
   long heads = 2;       // number of heads; must divide d
   long samples = 10000; // Monte Carlo samples of q·k per width (the first 1000 also give max weights)
@@ -166,7 +169,7 @@ void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& 
     const long S_max = std::min(o.samples, 1000L);
     double max_w = 0, max_w_scaled = 0;
     for (long s = 0; s < S_max; ++s) {
-      const VectorXd logits = attn::random_normal(o.n, d, rng) * attn::random_normal(d, 1, rng);
+      const VectorXd logits = attn::random_normal(keys, d, rng) * attn::random_normal(d, 1, rng);
       max_w += attn::softmax(logits).maxCoeff() / static_cast<double>(S_max);
       max_w_scaled += attn::softmax(logits / std::sqrt(static_cast<double>(d))).maxCoeff() / static_cast<double>(S_max);
     }
@@ -181,7 +184,7 @@ void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& 
     results[fmt::format("mean_max_weight_d{}", d)] = max_w;
     results[fmt::format("mean_max_weight_scaled_d{}", d)] = max_w_scaled;
   }
-  say(text, "   (max weight: mean largest softmax weight of a query over n = {} keys, {} draws)\n\n", o.n,
+  say(text, "   (max weight: mean largest softmax weight of a query over {} keys, {} draws)\n\n", keys,
       std::min(o.samples, 1000L));
   attn::write_csv(out / "01-qk-variance.csv",
                   {"d", "var", "var_scaled", "se", "se_scaled", "max_weight", "max_weight_scaled"}, table);
@@ -201,9 +204,9 @@ void saturation(const Options& o, attn::Rng& rng, const std::filesystem::path& o
                 json& results) {
   const int draws = o.common.quick ? 50 : 400;
   const int points = 61;
-  const MatrixXd Z = attn::random_normal(draws, o.n, rng);  // one row of logits per draw
+  const MatrixXd Z = attn::random_normal(draws, keys, rng);  // one row of logits per draw
   MatrixXd table(points, 7);
-  say(text, "5. Softmax of s*z, z with n = {} N(0,1) logits: median over {} draws\n", o.n, draws);
+  say(text, "5. Softmax of s*z, z with {} N(0,1) logits: median over {} draws\n", keys, draws);
   say(text, "   {:>8} {:>10} {:>10}\n", "s", "entropy", "||J||_2");
   for (int k = 0; k < points; ++k) {
     const double s = std::pow(10.0, -2.0 + 4.5 * k / (points - 1));  // 0.01 .. 10^2.5
@@ -226,7 +229,7 @@ void saturation(const Options& o, attn::Rng& rng, const std::filesystem::path& o
       results[fmt::format("median_jacobian_norm_at_scale_{:g}", s)] = table(k, 4);
     }
   }
-  say(text, "   (log n = {:.4f}, the entropy of uniform weights)\n\n", std::log(static_cast<double>(o.n)));
+  say(text, "   (log {} = {:.4f}, the entropy of uniform weights)\n\n", keys, std::log(static_cast<double>(keys)));
   attn::write_csv(out / "01-softmax-saturation.csv",
                   {"scale", "entropy_median", "entropy_p10", "entropy_p90", "jacobian_median", "jacobian_p10",
                    "jacobian_p90"},
@@ -305,7 +308,7 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"Chapter 01 — Self-attention from scratch: dot products, softmax, sqrt(d), masks, heads.", "ch01"};
   attn::add_common_options(app, o.common, ATTN_DEFAULT_OUT);
-  attn::add_int_option(app, "--n", o.n, 1, 4096, "tokens in the multi-head example and logits per softmax row");
+  attn::add_int_option(app, "--n", o.n, 1, 4096, "tokens in the multi-head example");
   attn::add_int_option(app, "--d", o.d, 1, 4096, "model width of the multi-head example");
   attn::add_int_option(app, "--heads", o.heads, 1, 4096, "attention heads; must divide --d");
   attn::add_int_option(app, "--samples", o.samples, 10, 10'000'000, "Monte Carlo samples of q.k per width d");

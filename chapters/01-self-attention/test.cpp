@@ -157,6 +157,21 @@ TEST_CASE("causal attention ignores future tokens, bit for bit") {
     }
 }
 
+TEST_CASE("two identical tokens receive exactly equal weight from every query") {
+  // Attention sees only the contents of a token, not where it stands.
+  for (const auto seed : seeds) {
+    attn::Rng rng(seed);
+    const Index n = 7, d = 5;
+    MatrixXd X = attn::random_normal(n, d, rng);
+    X.row(4) = X.row(2);
+    const attn::AttentionParams p{attn::random_normal(d, d, rng), attn::random_normal(d, d, rng),
+                                  attn::random_normal(d, d, rng), {}, {}, {}};
+    const MatrixXd A = attn::attention_weights(X * p.W_Q, X * p.W_K, MatrixXd());
+    CHECK((A.col(2).array() == A.col(4).array()).all());
+    CHECK((A.row(2).array() == A.row(4).array()).all());  // and identical queries, identical rows
+  }
+}
+
 TEST_CASE("Var(q.k) = d for q and k with unit-variance entries, and 1 after dividing by sqrt(d)") {
   // q.k = sum of d products q_i k_i, each with mean 0, variance 1 and fourth moment 9, so
   // Var(q.k) = d and the fourth central moment is 3d^2 + 6d. The sample variance of S draws has
