@@ -54,12 +54,12 @@ struct AttentionParams {
 Eigen::MatrixXd self_attention(const Eigen::Ref<const Eigen::MatrixXd>& X, const AttentionParams& p,
                                Masking masking = Masking::none);
 
-/// \brief Parameters of multi-head attention with \f$ h \f$ heads of width \f$ d/h \f$.
+/// \brief Parameters of multi-head attention with \f$ n_h \f$ heads of width \f$ d_h = d/n_h \f$.
 ///
 /// Head \f$ i \f$ uses the column blocks \f$ W_Q^{(i)} = W_Q[:, i\,d_h : (i+1)\,d_h] \f$ (likewise
 /// \f$ W_K, W_V \f$), each head with its **own** value projection.
 struct MultiHeadParams {
-  Eigen::Index heads = 1;  ///< \f$ h \f$; must divide the width of \f$ W_Q, W_K, W_V \f$
+  Eigen::Index heads = 1;  ///< \f$ n_h \f$; must divide the width of \f$ W_Q, W_K, W_V \f$
   Eigen::MatrixXd W_Q;     ///< \f$ d \times d \f$
   Eigen::MatrixXd W_K;     ///< \f$ d \times d \f$
   Eigen::MatrixXd W_V;     ///< \f$ d \times d \f$
@@ -67,10 +67,10 @@ struct MultiHeadParams {
 };
 
 /// \brief Multi-head attention
-/// \f$ \operatorname{MHA}(X) = [\,C_1 \;\cdots\; C_h\,]\,W_O \f$ with
+/// \f$ \operatorname{MHA}(X) = [\,C_1 \;\cdots\; C_{n_h}\,]\,W_O \f$ with
 /// \f$ C_i = \operatorname{Attn}(XW_Q^{(i)}, XW_K^{(i)}, XW_V^{(i)}) \f$, each head scaled by
-/// \f$ 1/\sqrt{d/h} \f$.
-/// \throws std::invalid_argument if \f$ h \f$ does not divide \f$ d \f$ or shapes mismatch.
+/// \f$ 1/\sqrt{d_h} \f$.
+/// \throws std::invalid_argument if \f$ n_h \f$ does not divide \f$ d \f$ or shapes mismatch.
 Eigen::MatrixXd multi_head_attention(const Eigen::Ref<const Eigen::MatrixXd>& X, const MultiHeadParams& p,
                                      Masking masking = Masking::none);
 

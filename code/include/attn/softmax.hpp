@@ -27,9 +27,9 @@ Eigen::VectorXd softmax(const Eigen::Ref<const Eigen::VectorXd>& z);
 /// every entry of \f$ J \f$ tends to 0: gradients stop flowing through the softmax.
 Eigen::MatrixXd softmax_jacobian(const Eigen::Ref<const Eigen::VectorXd>& p);
 
-/// \brief Shannon entropy in nats, \f$ H(p) = -\sum_i p_i \log p_i \f$ (with \f$ 0 \log 0 = 0 \f$).
+/// \brief Shannon entropy in nats, \f$ \mathcal{H}(p) = -\sum_i p_i \log p_i \f$ (with \f$ 0 \log 0 = 0 \f$).
 ///
-/// \f$ H = \log n \f$ for uniform weights over \f$ n \f$ positions, \f$ H = 0 \f$ for a one-hot row.
+/// \f$ \mathcal{H} = \log n \f$ for uniform weights over \f$ n \f$ positions, 0 for a one-hot row.
 double entropy(const Eigen::Ref<const Eigen::VectorXd>& p);
 
 }  // namespace attn

@@ -1,0 +1,426 @@
+#!/usr/bin/env python3
+"""Doxygen input filter for the book's Markdown (FILTER_PATTERNS = *.md=...).
+
+Doxygen 1.9.4 knows math only as \\f$...\\f$ and \\f[...\\f], and damages LaTeX it does
+not understand, so the chapters' GitHub-style math is rewritten here:
+
+  $x$  and  $`x`$    ->  \\f$x\\f$          (pandoc's rules: no space inside the dollars,
+                                            closing $ not followed by a digit, no blank line)
+  $$ ... $$          ->  \\f[ ... \\f]      (may span lines, not a blank line)
+  ![Caption](../../figures/NAME.svg)
+                     ->  \\image html NAME.svg "Caption"   (math in the caption is kept as
+                                            MathJax \\(...\\); Doxygen forbids \\f$ there)
+
+Fenced code (``` / ~~~), inline code spans, HTML comments, Doxygen's own \\f$ \\f[ \\f{
+formulas, \\code/\\verbatim/\\htmlonly... blocks and escaped \\$ are left alone. Inside inline
+math a bare | becomes \\vert (a | would split a Markdown table row). The line count is kept
+(every output line corresponds to the input line), so Doxygen's warnings point at the right
+line of the .md file.
+
+Doxygen 1.9.4 quirks worked around (details in convert_prose): commands inside "..." are not
+processed (prose quotes become &quot;), `it's 'x'` is read as quoted text (such spans get
+double backticks), and a space is written before every inline formula ("($n$)" would show
+"( n)": the filter marks glued formulas, `--fix-html` removes the space after Doxygen ran).
+Math in headings cannot work (titles are not typeset): it is reported on stderr as an error.
+
+For a chapter page (chapters/NN-slug/README.md whose first heading carries {#id}) a line with
+"previous / contents / next" links is appended, in the order of the chapter directories.
+
+Usage: md_filter.py FILE        (Doxygen's convention: the filtered text goes to stdout)
+       md_filter.py --fix-html DIR   (after Doxygen: see convert_prose)
+"""
+import os
+import re
+import sys
+
+IMAGE_EXTS = (".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp")
+
+# Doxygen block commands whose body is verbatim: \code ... \endcode etc.
+VERBATIM_CMDS = ("code", "verbatim", "htmlonly", "latexonly", "xmlonly", "rtfonly", "manonly",
+                 "docbookonly", "dot", "msc", "startuml")
+VERBATIM_END = {"startuml": "enduml"}
+CMD_RE = re.compile(r"[\\@](%s)(?![A-Za-z])" % "|".join(VERBATIM_CMDS))
+FORMULA_END = {"$": "\\f$", "[": "\\f]", "{": "\\f}", "(": "\\f)"}
+FENCE_OPEN_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
+IMAGE_RE = re.compile(r"!\[((?:[^\]\\\n]|\\.)*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
+HEADING_ID_RE = re.compile(r"^#\s+(.*?)\s*\{#([A-Za-z_][\w-]*)\}\s*$")
+
+
+def _skip_escapes_find(s, start, closer):
+    """Index of the first unescaped `closer` in s[start:], or -1. Backslash pairs are skipped;
+    a backtick ends the search (math never holds one; the closer would be inside a code span)."""
+    i, n = start, len(s)
+    while i < n:
+        c = s[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "`":
+            return -1
+        if s.startswith(closer, i):
+            return i
+        i += 1
+    return -1
+
+
+def math_body(tex, inline):
+    """TeX as it goes between \\f$ / \\f[ delimiters."""
+    if not inline:
+        return tex
+    # A bare | inside a table row ends the cell (Doxygen, like GitHub): \vert is the same symbol.
+    out, i, n = [], 0, len(tex)
+    while i < n:
+        c = tex[i]
+        if c == "\\":
+            j = i + 1
+            if j < n and tex[j].isalpha():
+                while j < n and tex[j].isalpha():
+                    j += 1
+            else:
+                j = min(j + 1, n)
+            out.append(tex[i:j])
+            i = j
+        elif c == "|":
+            nxt = tex[i + 1] if i + 1 < n else ""
+            out.append("\\vert" + (" " if nxt.isalnum() else ""))
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def caption_text(alt):
+    """Markdown image alt text -> the quoted caption of Doxygen's \\image command.
+
+    Doxygen 1.9.4 rejects commands inside a caption (\\f$ included) but turns \\\\ into \\ and
+    \\" into ". So the math goes out as MathJax's own \\(...\\), every backslash doubled."""
+    def esc(s):
+        return s.replace("\\", "\\\\").replace('"', '\\"')
+
+    out, i, n = [], 0, len(alt)
+    while i < n:
+        c = alt[i]
+        if c == "\\" and i + 1 < n:
+            nxt = alt[i + 1]
+            # Markdown escapes: \$ is a dollar, \] a bracket ...
+            out.append(esc(nxt) if not nxt.isalnum() else esc(alt[i:i + 2]))
+            i += 2
+            continue
+        if c == "$":
+            m = _match_math(alt, i)
+            if m:
+                end, tex, display = m
+                out.append(esc("\\(" + tex.strip() + "\\)"))
+                i = end
+                continue
+        out.append(esc(c))
+        i += 1
+    return "".join(out).replace("\n", " ")
+
+
+def _match_math(s, i):
+    """If s[i] starts $...$, $`...`$ or $$...$$, return (end, tex, display), else None."""
+    n = len(s)
+    if s.startswith("$$", i):
+        j = _skip_escapes_find(s, i + 2, "$$")
+        if j < 0:
+            return None
+        tex = s[i + 2:j]
+        if not tex.strip() or BLANK_LINE_RE.search(tex):
+            return None
+        return j + 2, tex, True
+    if s.startswith("$`", i):
+        j = s.find("`$", i + 2)
+        if j < 0:
+            return None
+        tex = s[i + 2:j]
+        if not tex.strip() or BLANK_LINE_RE.search(tex):
+            return None
+        return j + 2, tex, False
+    # Single dollar: pandoc's rules.
+    if i + 1 >= n or s[i + 1].isspace() or s[i + 1] == "$":
+        return None
+    j = i + 1
+    while j < n:
+        c = s[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "`" or (c == "\n" and BLANK_LINE_RE.match(s, j)):
+            return None
+        if c == "$":
+            if not s[j - 1].isspace() and not (j + 1 < n and s[j + 1].isdigit()):
+                return j + 1, s[i + 1:j], False
+            return None
+        j += 1
+    return None
+
+
+# Commands whose arguments are copied verbatim: a name (+ optional "text") or the rest of the line.
+ARG_CMD_RE = re.compile(r"[\\@](?:ref|subpage|link|anchor|copydoc|cite|page|section|subsection)"
+                        r"[ \t]+\S+(?:[ \t]+\"[^\"\n]*\")?")
+LINE_CMD_RE = re.compile(r"[\\@](?:image|snippet|snippetlineno|include|includelineno|verbinclude|"
+                         r"htmlinclude|dontinclude|example)(?![A-Za-z])[^\n]*")
+HTML_TAG_RE = re.compile(r"</?[A-Za-z][^<>\n]*>")
+LINK_TARGET_RE = re.compile(r"\]\([^()\s]*(?:\s+\"[^\"\n]*\")?\)")
+GLUE = "\u2060"       # WORD JOINER: marks a formula glued to the preceding character
+
+
+def convert_prose(s):
+    """Convert the math and images of a text that holds no fenced code block.
+
+    Two Doxygen 1.9.4 quirks are handled here:
+    * text between straight double quotes, even across lines and paragraphs, is not scanned
+      for commands: "$x$" would stay raw, and a quote pair spanning a formula garbles it. So
+      every double quote of the prose (not in code, HTML tags, link targets or command
+      arguments) is written &quot;, which renders the same.
+    * Doxygen reads `it's 'x'` as a ‘quoted’ text: such code spans get double backticks.
+    * Doxygen writes a space before every inline formula, visible after "(" or a quote: a
+      formula glued to the preceding character gets a WORD JOINER in front, and
+      `md_filter.py --fix-html` removes the joiner and that space from the generated pages.
+    """
+    out, i, n = [], 0, len(s)
+    while i < n:
+        c = s[i]
+        if c == "\\" or (c == "@" and (i == 0 or s[i - 1].isspace())):
+            # Doxygen formulas written natively: copy up to their end.
+            if c == "\\" and s.startswith("\\f", i) and i + 2 < n and s[i + 2] in FORMULA_END:
+                end = s.find(FORMULA_END[s[i + 2]], i + 3)
+                end = n if end < 0 else end + 3
+                out.append(s[i:end])
+                i = end
+                continue
+            m = CMD_RE.match(s, i)
+            if m:
+                name = m.group(1)
+                endcmd = VERBATIM_END.get(name, "end" + name)
+                e = re.compile(r"[\\@]%s(?![A-Za-z])" % endcmd).search(s, m.end())
+                end = n if not e else e.end()
+                out.append(s[i:end])
+                i = end
+                continue
+            m = ARG_CMD_RE.match(s, i) or LINE_CMD_RE.match(s, i)
+            if m:
+                out.append(m.group(0))
+                i = m.end()
+                continue
+            if c == "\\":
+                out.append(s[i:i + 2])  # an escape such as \$ or \\ stays as Doxygen wants it
+                i += 2
+                continue
+            out.append(c)
+            i += 1
+            continue
+        if c == "`":
+            j = i
+            while j < n and s[j] == "`":
+                j += 1
+            run = s[i:j]
+            k = j
+            close = -1
+            while True:
+                k = s.find(run, k)
+                if k < 0:
+                    break
+                if (k + len(run) < n and s[k + len(run)] == "`"):
+                    while k < n and s[k] == "`":
+                        k += 1
+                    continue
+                close = k
+                break
+            if close >= 0 and not BLANK_LINE_RE.search(s, j, close):
+                body = s[j:close]
+                if run == "`" and "'" in body:
+                    # Doxygen reads `text' as a ‘quoted’ word; a double-backtick span is safe
+                    out.append("``" + body + "``")
+                else:
+                    out.append(s[i:close + len(run)])
+                i = close + len(run)
+            else:
+                out.append(run)
+                i = j
+            continue
+        if s.startswith("<!--", i):
+            end = s.find("-->", i + 4)
+            end = n if end < 0 else end + 3
+            out.append(s[i:end])
+            i = end
+            continue
+        if c == "<":
+            m = HTML_TAG_RE.match(s, i)
+            if m:
+                out.append(m.group(0))
+                i = m.end()
+                continue
+        if c == '"':
+            out.append("&quot;")
+            i += 1
+            continue
+        if s.startswith("](", i):
+            m = LINK_TARGET_RE.match(s, i)
+            if m:
+                out.append(m.group(0))  # a link target, with its optional "title"
+                i = m.end()
+                continue
+        if s.startswith("![", i):
+            m = IMAGE_RE.match(s, i)
+            if m and _is_local_image(m.group(2)):
+                name = os.path.basename(m.group(2).split("#")[0].split("?")[0])
+                cap = caption_text(m.group(1))
+                out.append('\\image html %s "%s"' % (name, cap) if cap.strip()
+                           else "\\image html %s" % name)
+                # Keep the line count if the markup spanned lines.
+                out.append("\n" * m.group(0).count("\n"))
+                i = m.end()
+                continue
+        if c == "$":
+            m = _match_math(s, i)
+            if m:
+                end, tex, display = m
+                if display:
+                    out.append("\\f[" + math_body(tex, False) + "\\f]")
+                else:
+                    glued = i > 0 and not s[i - 1].isspace()
+                    out.append((GLUE if glued else "") + "\\f$" + math_body(tex, True) + "\\f$")
+                i = end
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def fix_html(html_dir):
+    """Remove the WORD JOINER marks and the space Doxygen put after them (see convert_prose)."""
+    changed = 0
+    for root, _, files in os.walk(html_dir):
+        for f in files:
+            if not f.endswith((".html", ".js")):
+                continue
+            p = os.path.join(root, f)
+            with open(p, encoding="utf-8", newline="") as fh:
+                text = fh.read()
+            if GLUE not in text:
+                continue
+            with open(p, "w", encoding="utf-8", newline="") as fh:
+                fh.write(re.sub(GLUE + "[ \t]?", "", text))
+            changed += 1
+    return changed
+
+
+def _is_local_image(target):
+    t = target.lower().split("#")[0].split("?")[0]
+    return "://" not in t and not t.startswith("data:") and t.endswith(IMAGE_EXTS)
+
+
+def split_fences(text):
+    """Yield (is_code, chunk) pieces; code pieces are whole fenced blocks (fence lines included)."""
+    lines = text.splitlines(keepends=True)
+    prose, i = [], 0
+    while i < len(lines):
+        m = FENCE_OPEN_RE.match(lines[i].rstrip("\r\n"))
+        if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+            fence = m.group(1)
+            j = i + 1
+            close_re = re.compile(r"^[ \t]*%s{%d,}[ \t]*$" % (re.escape(fence[0]), len(fence)))
+            while j < len(lines) and not close_re.match(lines[j].rstrip("\r\n")):
+                j += 1
+            if prose:
+                yield False, "".join(prose)
+                prose = []
+            yield True, "".join(lines[i:j + 1])
+            i = j + 1
+            continue
+        prose.append(lines[i])
+        i += 1
+    if prose:
+        yield False, "".join(prose)
+
+
+def convert(text):
+    return "".join(chunk if is_code else convert_prose(chunk)
+                   for is_code, chunk in split_fences(text))
+
+
+def chapter_heading(path):
+    """(id, title) of a chapter README's first line '# Title {#id}', or None."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    m = HEADING_ID_RE.match(line.strip())
+                    return (m.group(2), m.group(1)) if m else None
+    except OSError:
+        return None
+    return None
+
+
+def chapter_nav(path):
+    """The 'previous / contents / next' line for a chapter README, or '' for other pages."""
+    path = os.path.abspath(path)
+    chapter_dir = os.path.dirname(path)
+    chapters_root = os.path.dirname(chapter_dir)
+    if os.path.basename(path) != "README.md" or os.path.basename(chapters_root) != "chapters":
+        return ""
+    order = []
+    for d in sorted(os.listdir(chapters_root)):
+        readme = os.path.join(chapters_root, d, "README.md")
+        head = chapter_heading(readme) if os.path.isfile(readme) else None
+        if head:
+            order.append((os.path.join(chapters_root, d), head))
+    pos = [k for k, (d, _) in enumerate(order) if d == chapter_dir]
+    if not pos:
+        return ""
+    k = pos[0]
+
+    def ref(page, text):
+        text = text.replace("$", "").replace("\\", "").replace('"', "")
+        return '\\ref %s "%s"' % (page, text)
+
+    prev = (ref(order[k - 1][1][0], "← " + order[k - 1][1][1]) if k > 0
+            else ref("index", "← Contents"))
+    nxt = (ref(order[k + 1][1][0], order[k + 1][1][1] + " →") if k + 1 < len(order)
+           else ref("index", "Contents ↑"))
+    return ('<div class="chapter-nav"><span class="nav-prev">%s</span>'
+            '<span class="nav-next">%s</span></div>\n' % (prev, nxt))
+
+
+def heading_math_lines(text):
+    """Line numbers of ATX headings that hold $-math: Doxygen cannot typeset page titles or
+    section titles (the title shows as raw \\f$ in the navigation, or Doxygen errors)."""
+    found, line = [], 1
+    for is_code, chunk in split_fences(text):
+        if not is_code:
+            for k, l in enumerate(chunk.splitlines()):
+                if re.match(r"^ {0,3}#{1,6}\s", l) and any(
+                        _match_math(l, m.start()) for m in re.finditer(r"\$", l)):
+                    found.append(line + k)
+        line += chunk.count("\n")
+    return found
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "--fix-html":
+        fix_html(argv[2])
+        return 0
+    if len(argv) != 2:
+        sys.stderr.write("usage: md_filter.py FILE.md  |  md_filter.py --fix-html HTML_DIR\n")
+        return 2
+    with open(argv[1], encoding="utf-8", newline="") as f:
+        text = f.read()
+    out = convert(text)
+    for n in heading_math_lines(text):
+        sys.stderr.write("%s:%d: error: math in a heading: Doxygen cannot typeset titles; "
+                         "write it in words or Unicode (e.g. √d)\n" % (argv[1], n))
+    nav = chapter_nav(argv[1])
+    if nav:
+        if not out.endswith("\n"):
+            out += "\n"
+        out += "\n" + nav
+    sys.stdout.buffer.write(out.encode("utf-8"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
