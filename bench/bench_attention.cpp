@@ -1,10 +1,11 @@
-// Softmax attention forward at several sequence lengths, next to the matrix product it is built on.
-// Reported: time per call and GFLOP/s counting the two products Q K^T and A V (4 N^2 d flops).
+// Softmax attention forward at several sequence lengths, next to the matrix product it is
+// built on. Reported: time per call and GFLOP/s counting the two products Q K^T and A V
+// (4 N^2 d flops).
+#include <benchmark/benchmark.h>
+
 #include "attn/attention.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
-
-#include <benchmark/benchmark.h>
 
 namespace {
 
@@ -12,13 +13,15 @@ constexpr Eigen::Index d = 64;
 
 void set_flops(benchmark::State& state, double flops_per_call) {
   state.counters["GFLOP/s"] =
-      benchmark::Counter(flops_per_call * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+      benchmark::Counter(flops_per_call * static_cast<double>(state.iterations()) / 1e9,
+                         benchmark::Counter::kIsRate);
 }
 
 void BM_logits_gemm(benchmark::State& state) {  // Q K^T alone: the GEMM baseline
   const Eigen::Index n = state.range(0);
   attn::Rng rng(1);
-  const Eigen::MatrixXd Q = attn::random_normal(n, d, rng), K = attn::random_normal(n, d, rng);
+  const Eigen::MatrixXd Q = attn::random_normal(n, d, rng),
+                        K = attn::random_normal(n, d, rng);
   Eigen::MatrixXd S(n, n);
   for (auto _ : state) {
     S.noalias() = Q * K.transpose();
@@ -32,22 +35,34 @@ void BM_softmax_rows(benchmark::State& state) {
   attn::Rng rng(2);
   const Eigen::MatrixXd Z = attn::random_normal(n, n, rng);
   for (auto _ : state) benchmark::DoNotOptimize(attn::softmax_rows(Z).data());
-  state.counters["exp/s"] = benchmark::Counter(static_cast<double>(n * n) * static_cast<double>(state.iterations()),
-                                               benchmark::Counter::kIsRate);
+  state.counters["exp/s"] = benchmark::Counter(
+      static_cast<double>(n * n) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
 }
 
 void BM_attention_forward(benchmark::State& state) {
   const Eigen::Index n = state.range(0);
   attn::Rng rng(3);
-  const Eigen::MatrixXd Q = attn::random_normal(n, d, rng), K = attn::random_normal(n, d, rng),
+  const Eigen::MatrixXd Q = attn::random_normal(n, d, rng),
+                        K = attn::random_normal(n, d, rng),
                         V = attn::random_normal(n, d, rng);
-  for (auto _ : state) benchmark::DoNotOptimize(attn::attention(Q, K, V, Eigen::MatrixXd()).data());
+  for (auto _ : state)
+    benchmark::DoNotOptimize(attn::attention(Q, K, V, Eigen::MatrixXd()).data());
   set_flops(state, 4.0 * n * n * d);
 }
 
-BENCHMARK(BM_logits_gemm)->RangeMultiplier(4)->Range(256, 4096)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_softmax_rows)->RangeMultiplier(4)->Range(256, 4096)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_attention_forward)->RangeMultiplier(4)->Range(256, 4096)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_logits_gemm)
+    ->RangeMultiplier(4)
+    ->Range(256, 4096)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_softmax_rows)
+    ->RangeMultiplier(4)
+    ->Range(256, 4096)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_attention_forward)
+    ->RangeMultiplier(4)
+    ->Range(256, 4096)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

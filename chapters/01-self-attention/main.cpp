@@ -1,16 +1,10 @@
 // Chapter 01 — Self-attention from scratch.
 //
-// Computes every quantity the chapter shows: dot products against distances on toy embeddings,
-// the source's causal weight table and its context vectors, causal softmax attention on a toy
-// sentence, the variance of q·k with and without the 1/sqrt(d) scale, softmax saturation, and a
-// multi-head causal self-attention with its checks. Writes output.txt (this summary),
-// results.json, and the CSV + SVG of each figure into --out.
-
-#include "attn/attention.hpp"
-#include "attn/cli.hpp"
-#include "attn/output.hpp"
-#include "attn/random.hpp"
-#include "attn/softmax.hpp"
+// Computes every quantity the chapter shows: dot products against distances on toy
+// embeddings, the source's causal weight table and its context vectors, causal softmax
+// attention on a toy sentence, the variance of q·k with and without the 1/sqrt(d) scale,
+// softmax saturation, and a multi-head causal self-attention with its checks. Writes
+// output.txt (this summary), results.json, and the CSV + SVG of each figure into --out.
 
 #include <fmt/core.h>
 
@@ -19,6 +13,12 @@
 #include <iterator>
 #include <string>
 #include <vector>
+
+#include "attn/attention.hpp"
+#include "attn/cli.hpp"
+#include "attn/output.hpp"
+#include "attn/random.hpp"
+#include "attn/softmax.hpp"
 
 namespace {
 
@@ -32,11 +32,11 @@ constexpr Index keys = 16;
 
 struct Options {
   attn::CommonOptions common;
-  long n = 16;          // tokens in the random multi-head example
-  long d = 8;           // model width of the multi-head example
-  long heads = 2;       // number of heads; must divide d
-  long samples = 10000; // Monte Carlo samples of q·k per width (the first 1000 also give max weights)
-  long max_d = 1024;    // widest d in the variance sweep (powers of two up to it)
+  long n = 16;           // tokens in the random multi-head example
+  long d = 8;            // model width of the multi-head example
+  long heads = 2;        // number of heads; must divide d
+  long samples = 10000;  // Monte Carlo samples of q·k per width d
+  long max_d = 1024;     // widest d in the variance sweep (powers of two up to it)
 };
 
 // Appends to the summary that is printed and saved as output.txt.
@@ -45,78 +45,100 @@ void say(std::string& text, fmt::format_string<Args...> format, Args&&... args) 
   fmt::format_to(std::back_inserter(text), format, std::forward<Args>(args)...);
 }
 
-// ---------------------------------------------------------------------------------------------
+// ------------------------------------------------------------------------------------
 // 1. Dot product versus distance, on the 2-D toy embeddings of the source's picture.
 void dot_versus_distance(std::string& text, json& results) {
-  const std::vector<std::string> words{"red", "blue", "green", "yellow", "fast", "slow", "fragrant",
-                                       "table", "chair", "dog", "cat", "leopard", "deer", "horse"};
+  const std::vector<std::string> words{"red",  "blue",     "green", "yellow", "fast",
+                                       "slow", "fragrant", "table", "chair",  "dog",
+                                       "cat",  "leopard",  "deer",  "horse"};
   MatrixXd E(14, 2);
-  E << 1, 1, 1, 2, 2, 1, 2, 2, -1, -1, -2, -1, -2, -2, -2, 1, -1, 1, 1, -1, 2, -1, 3, -1, 2, -2, 1, -2;
+  // clang-format off
+  E <<  1,  1,   1,  2,   2,  1,   2,  2,     // red, blue, green, yellow
+       -1, -1,  -2, -1,  -2, -2,              // fast, slow, fragrant
+       -2,  1,  -1,  1,                       // table, chair
+        1, -1,   2, -1,   3, -1,   2, -2,   1, -2;  // dog, cat, leopard, deer, horse
+  // clang-format on
   const Index cat = 10;
   // [dot-vs-distance]
   const VectorXd q = E.row(cat).transpose();
-  const VectorXd dots = E * q;                                           // a·q for every word a
-  const VectorXd sq_dist = (E.rowwise() - q.transpose()).rowwise().squaredNorm();  // ||a - q||^2
-  const VectorXd identity = E.rowwise().squaredNorm() + VectorXd::Constant(14, q.squaredNorm()) - 2 * dots;
+  const VectorXd dots = E * q;  // a·q for every word a
+  const VectorXd sq_dist =
+      (E.rowwise() - q.transpose()).rowwise().squaredNorm();  // ||a - q||^2
+  const VectorXd identity =
+      E.rowwise().squaredNorm() + VectorXd::Constant(14, q.squaredNorm()) - 2 * dots;
   // [dot-vs-distance]
   say(text, "1. Dot product vs distance, query = cat (2, -1)\n");
   say(text, "   {:<9} {:>8} {:>8} {:>10}\n", "word", "a.q", "|a-q|^2", "|a|^2");
   for (Index i = 0; i < 14; ++i)
-    say(text, "   {:<9} {:>8.0f} {:>8.0f} {:>10.0f}\n", words[static_cast<std::size_t>(i)], dots(i), sq_dist(i),
-        E.row(i).squaredNorm());
+    say(text, "   {:<9} {:>8.0f} {:>8.0f} {:>10.0f}\n",
+        words[static_cast<std::size_t>(i)], dots(i), sq_dist(i), E.row(i).squaredNorm());
   Index best_dot = 0, best_dist = 0;
   dots.maxCoeff(&best_dot);
   sq_dist.minCoeff(&best_dist);
   const double residual = (identity - sq_dist).cwiseAbs().maxCoeff();
-  say(text, "   largest a.q: {}; smallest distance: {}; max |identity residual| = {:.1e}\n\n",
-      words[static_cast<std::size_t>(best_dot)], words[static_cast<std::size_t>(best_dist)], residual);
+  say(text,
+      "   largest a.q: {}; smallest distance: {}; max |identity residual| = {:.1e}\n\n",
+      words[static_cast<std::size_t>(best_dot)],
+      words[static_cast<std::size_t>(best_dist)], residual);
   results["dot_vs_distance_identity_residual"] = residual;
   results["cat_dot_cat"] = dots(cat);
   results["cat_dot_leopard"] = dots(11);
 }
 
-// ---------------------------------------------------------------------------------------------
+// ------------------------------------------------------------------------------------
 // 2. Context as a weighted average: the source's hand-written causal weight table.
-// Toy embeddings (d = 4) for the six tokens of 今天天气很好, "the weather is very good today".
+// Toy embeddings (d = 4) for the six tokens of 今天天气很好, "the weather is very good
+// today".
 const std::vector<std::string> sentence{"jin", "tian", "tian", "qi", "hen", "hao"};
 
 MatrixXd sentence_embeddings() {
   MatrixXd X(6, 4);
-  X << 2, 0, 2, 0,   // jin  (today)
-      2, 2, 0, 0,    // tian (day)
-      2, 2, 0, 0,    // tian (day): the same token, so the same row
-      0, 2, 0, 2,    // qi   (air, weather)
-      0, 0, 2, -2,   // hen  (very)
-      0, 0, 2, 2;    // hao  (good)
+  X << 2, 0, 2, 0,  // jin  (today)
+      2, 2, 0, 0,   // tian (day)
+      2, 2, 0, 0,   // tian (day): the same token, so the same row
+      0, 2, 0, 2,   // qi   (air, weather)
+      0, 0, 2, -2,  // hen  (very)
+      0, 0, 2, 2;   // hao  (good)
   return X;
 }
 
 void weight_table(std::string& text, json& results) {
   MatrixXd W(6, 6);  // as printed in the source (seed 004)
-  W << 1, 0, 0, 0, 0, 0,
-      0.5, 0.5, 0, 0, 0, 0,
-      0.25, 0.25, 0.5, 0, 0, 0,
-      0.1, 0.2, 0.3, 0.4, 0, 0,
-      0.05, 0.1, 0.25, 0.27, 0.33, 0,
-      0.05, 0.05, 0.1, 0.2, 0.3, 0.5;
+  // clang-format off
+  W << 1,    0,    0,    0,    0,    0,
+       0.5,  0.5,  0,    0,    0,    0,
+       0.25, 0.25, 0.5,  0,    0,    0,
+       0.1,  0.2,  0.3,  0.4,  0,    0,
+       0.05, 0.1,  0.25, 0.27, 0.33, 0,
+       0.05, 0.05, 0.1,  0.2,  0.3,  0.5;
+  // clang-format on
   const MatrixXd X = sentence_embeddings();
   // [weighted-average]
-  const MatrixXd C = W * X;  // row t: c_t = sum_i w_ti x_i, over i <= t (W is lower triangular)
+  // Row t of C is c_t = sum_i w_ti x_i over i <= t (W is lower triangular).
+  const MatrixXd C = W * X;
   const VectorXd row_sums = W.rowwise().sum();
   // [weighted-average]
   say(text, "2. The source's causal weight table\n   row sums:");
   for (Index t = 0; t < 6; ++t) say(text, " {:.2f}", row_sums(t));
-  say(text, "\n   context of the second 'tian', c_2 = 0.25 x_0 + 0.25 x_1 + 0.5 x_2 = [{:.2f}, {:.2f}, {:.2f}, {:.2f}]\n",
+  say(text,
+      "\n   context of the second 'tian', c_2 = 0.25 x_0 + 0.25 x_1 + 0.5 x_2 = [{:.2f}, "
+      "{:.2f}, {:.2f}, {:.2f}]\n",
       C(2, 0), C(2, 1), C(2, 2), C(2, 3));
-  say(text, "   last row sums to {:.2f}, not 1: its context is scaled by 1.2; normalised it would be\n", row_sums(5));
+  say(text,
+      "   last row sums to {:.2f}, not 1: its context is scaled by 1.2; normalised it "
+      "would be\n",
+      row_sums(5));
   const VectorXd c5 = C.row(5).transpose() / row_sums(5);
-  say(text, "   c_5 / 1.2 = [{:.4f}, {:.4f}, {:.4f}, {:.4f}]\n\n", c5(0), c5(1), c5(2), c5(3));
-  for (Index t = 0; t < 6; ++t) results[fmt::format("seed_table_row_sum_{}", t)] = row_sums(t);
+  say(text, "   c_5 / 1.2 = [{:.4f}, {:.4f}, {:.4f}, {:.4f}]\n\n", c5(0), c5(1), c5(2),
+      c5(3));
+  for (Index t = 0; t < 6; ++t)
+    results[fmt::format("seed_table_row_sum_{}", t)] = row_sums(t);
   for (Index j = 0; j < 4; ++j) results[fmt::format("context_c2_{}", j)] = C(2, j);
 }
 
-// ---------------------------------------------------------------------------------------------
-// 3. Causal softmax attention on the toy sentence (W_Q = W_K = W_V = I): the heatmap figure.
+// ------------------------------------------------------------------------------------
+// 3. Causal softmax attention on the toy sentence (W_Q = W_K = W_V = I): the heatmap
+// figure.
 void causal_sentence(const std::filesystem::path& out, std::string& text, json& results) {
   const MatrixXd X = sentence_embeddings();
   // [causal-toy]
@@ -127,11 +149,13 @@ void causal_sentence(const std::filesystem::path& out, std::string& text, json& 
   for (Index t = 0; t < 6; ++t)
     for (Index i = 0; i < 6; ++i)
       rows.push_back({static_cast<double>(t), static_cast<double>(i), A(t, i),
-                      sentence[static_cast<std::size_t>(t)], sentence[static_cast<std::size_t>(i)],
-                      static_cast<double>(i > t)});
-  attn::write_csv(out / "01-causal-weights.csv", {"query", "key", "weight", "query_token", "key_token", "masked"},
-                  rows);
-  say(text, "3. Causal softmax attention on the toy sentence, A = softmax(X X^T / sqrt(4) + M)\n");
+                      sentence[static_cast<std::size_t>(t)],
+                      sentence[static_cast<std::size_t>(i)], static_cast<double>(i > t)});
+  attn::write_csv(out / "01-causal-weights.csv",
+                  {"query", "key", "weight", "query_token", "key_token", "masked"}, rows);
+  say(text,
+      "3. Causal softmax attention on the toy sentence, A = softmax(X X^T / sqrt(4) + "
+      "M)\n");
   say(text, "   {:>6}", "");
   for (const auto& w : sentence) say(text, " {:>6}", w);
   say(text, "\n");
@@ -140,23 +164,28 @@ void causal_sentence(const std::filesystem::path& out, std::string& text, json& 
     for (Index i = 0; i < 6; ++i) say(text, " {:>6.3f}", A(t, i));
     say(text, "\n");
   }
-  say(text, "   output row of 'hao' (good): [{:.3f}, {:.3f}, {:.3f}, {:.3f}]\n\n", C(5, 0), C(5, 1), C(5, 2), C(5, 3));
+  say(text, "   output row of 'hao' (good): [{:.3f}, {:.3f}, {:.3f}, {:.3f}]\n\n",
+      C(5, 0), C(5, 1), C(5, 2), C(5, 3));
   results["causal_toy_weight_hao_hao"] = A(5, 5);
-  results["causal_toy_max_future_weight"] = A.triangularView<Eigen::StrictlyUpper>().toDenseMatrix().maxCoeff();
+  results["causal_toy_max_future_weight"] =
+      A.triangularView<Eigen::StrictlyUpper>().toDenseMatrix().maxCoeff();
 }
 
-// ---------------------------------------------------------------------------------------------
+// ------------------------------------------------------------------------------------
 // 4. Why divide by sqrt(d): the variance of q·k grows like d; softmax saturates.
-void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& out, std::string& text,
-                 json& results) {
-  say(text, "4. Var(q.k) for q, k with i.i.d. N(0,1) entries ({} samples per d)\n", o.samples);
-  say(text, "   {:>6} {:>12} {:>16} {:>12} {:>10}\n", "d", "Var(q.k)", "Var(q.k/sqrt d)", "max weight", "(scaled)");
+void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
+                 std::string& text, json& results) {
+  say(text, "4. Var(q.k) for q, k with i.i.d. N(0,1) entries ({} samples per d)\n",
+      o.samples);
+  say(text, "   {:>6} {:>12} {:>16} {:>12} {:>10}\n", "d", "Var(q.k)", "Var(q.k/sqrt d)",
+      "max weight", "(scaled)");
   MatrixXd table(0, 7);
   for (long d = 1; d <= o.max_d; d *= 2) {
     // [qk-variance]
     double sum = 0, sum_sq = 0;
     for (long s = 0; s < o.samples; ++s) {
-      const VectorXd q = attn::random_normal(d, 1, rng), k = attn::random_normal(d, 1, rng);
+      const VectorXd q = attn::random_normal(d, 1, rng),
+                     k = attn::random_normal(d, 1, rng);
       const double x = q.dot(k);
       sum += x;
       sum_sq += x * x;
@@ -169,25 +198,34 @@ void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& 
     const long S_max = std::min(o.samples, 1000L);
     double max_w = 0, max_w_scaled = 0;
     for (long s = 0; s < S_max; ++s) {
-      const VectorXd logits = attn::random_normal(keys, d, rng) * attn::random_normal(d, 1, rng);
+      const VectorXd logits =
+          attn::random_normal(keys, d, rng) * attn::random_normal(d, 1, rng);
       max_w += attn::softmax(logits).maxCoeff() / static_cast<double>(S_max);
-      max_w_scaled += attn::softmax(logits / std::sqrt(static_cast<double>(d))).maxCoeff() / static_cast<double>(S_max);
+      max_w_scaled +=
+          attn::softmax(logits / std::sqrt(static_cast<double>(d))).maxCoeff() /
+          static_cast<double>(S_max);
     }
     const double dd = static_cast<double>(d);
-    // Standard error of a sample variance: sqrt((mu4 - sigma^4) / S), with mu4 = 3d^2 + 6d here.
+    // Standard error of a sample variance: sqrt((mu4 - sigma^4) / S), with mu4 = 3d^2 +
+    // 6d here.
     const double se = std::sqrt((2 * dd * dd + 6 * dd) / S);
     table.conservativeResize(table.rows() + 1, Eigen::NoChange);
     table.row(table.rows() - 1) << dd, var, var / dd, se, se / dd, max_w, max_w_scaled;
-    say(text, "   {:>6} {:>12.3f} {:>16.4f} {:>12.3f} {:>10.3f}\n", d, var, var / dd, max_w, max_w_scaled);
+    say(text, "   {:>6} {:>12.3f} {:>16.4f} {:>12.3f} {:>10.3f}\n", d, var, var / dd,
+        max_w, max_w_scaled);
     results[fmt::format("var_qk_d{}", d)] = var;
     results[fmt::format("var_qk_scaled_d{}", d)] = var / dd;
     results[fmt::format("mean_max_weight_d{}", d)] = max_w;
     results[fmt::format("mean_max_weight_scaled_d{}", d)] = max_w_scaled;
   }
-  say(text, "   (max weight: mean largest softmax weight of a query over {} keys, {} draws)\n\n", keys,
-      std::min(o.samples, 1000L));
-  attn::write_csv(out / "01-qk-variance.csv",
-                  {"d", "var", "var_scaled", "se", "se_scaled", "max_weight", "max_weight_scaled"}, table);
+  say(text,
+      "   (max weight: mean largest softmax weight of a query over {} keys, {} "
+      "draws)\n\n",
+      keys, std::min(o.samples, 1000L));
+  attn::write_csv(
+      out / "01-qk-variance.csv",
+      {"d", "var", "var_scaled", "se", "se_scaled", "max_weight", "max_weight_scaled"},
+      table);
 }
 
 // 5. Softmax saturation: entropy and Jacobian norm as the logits are scaled up.
@@ -200,13 +238,14 @@ double quantile(VectorXd v, double q) {
   return v(lo) + (pos - static_cast<double>(lo)) * (v(hi) - v(lo));
 }
 
-void saturation(const Options& o, attn::Rng& rng, const std::filesystem::path& out, std::string& text,
-                json& results) {
+void saturation(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
+                std::string& text, json& results) {
   const int draws = o.common.quick ? 50 : 400;
   const int points = 61;
   const MatrixXd Z = attn::random_normal(draws, keys, rng);  // one row of logits per draw
   MatrixXd table(points, 7);
-  say(text, "5. Softmax of s*z, z with {} N(0,1) logits: median over {} draws\n", keys, draws);
+  say(text, "5. Softmax of s*z, z with {} N(0,1) logits: median over {} draws\n", keys,
+      draws);
   say(text, "   {:>8} {:>10} {:>10}\n", "s", "entropy", "||J||_2");
   for (int k = 0; k < points; ++k) {
     const double s = std::pow(10.0, -2.0 + 4.5 * k / (points - 1));  // 0.01 .. 10^2.5
@@ -215,28 +254,32 @@ void saturation(const Options& o, attn::Rng& rng, const std::filesystem::path& o
       // [saturation]
       const VectorXd p = attn::softmax(s * Z.row(r).transpose());
       H(r) = attn::entropy(p);
-      // J = diag(p) - p p^T is symmetric positive semi-definite: its 2-norm is its top eigenvalue.
-      J(r) = Eigen::SelfAdjointEigenSolver<MatrixXd>(attn::softmax_jacobian(p), Eigen::EigenvaluesOnly)
+      // J = diag(p) - p p^T is symmetric positive semi-definite: its 2-norm is its top
+      // eigenvalue.
+      J(r) = Eigen::SelfAdjointEigenSolver<MatrixXd>(attn::softmax_jacobian(p),
+                                                     Eigen::EigenvaluesOnly)
                  .eigenvalues()
                  .maxCoeff();
       // [saturation]
     }
-    table.row(k) << s, quantile(H, 0.5), quantile(H, 0.1), quantile(H, 0.9), quantile(J, 0.5), quantile(J, 0.1),
-        quantile(J, 0.9);
-    if (k % 10 == 0) say(text, "   {:>8.3g} {:>10.4f} {:>10.3e}\n", s, table(k, 1), table(k, 4));
+    table.row(k) << s, quantile(H, 0.5), quantile(H, 0.1), quantile(H, 0.9),
+        quantile(J, 0.5), quantile(J, 0.1), quantile(J, 0.9);
+    if (k % 10 == 0)
+      say(text, "   {:>8.3g} {:>10.4f} {:>10.3e}\n", s, table(k, 1), table(k, 4));
     if (k % 20 == 0) {
       results[fmt::format("median_entropy_at_scale_{:g}", s)] = table(k, 1);
       results[fmt::format("median_jacobian_norm_at_scale_{:g}", s)] = table(k, 4);
     }
   }
-  say(text, "   (log {} = {:.4f}, the entropy of uniform weights)\n\n", keys, std::log(static_cast<double>(keys)));
+  say(text, "   (log {} = {:.4f}, the entropy of uniform weights)\n\n", keys,
+      std::log(static_cast<double>(keys)));
   attn::write_csv(out / "01-softmax-saturation.csv",
-                  {"scale", "entropy_median", "entropy_p10", "entropy_p90", "jacobian_median", "jacobian_p10",
-                   "jacobian_p90"},
+                  {"scale", "entropy_median", "entropy_p10", "entropy_p90",
+                   "jacobian_median", "jacobian_p10", "jacobian_p90"},
                   table);
 }
 
-// ---------------------------------------------------------------------------------------------
+// ------------------------------------------------------------------------------------
 // 6. Multi-head causal self-attention on random tokens, with the checks the tests make.
 void multi_head(const Options& o, attn::Rng& rng, std::string& text, json& results) {
   const Index n = o.n, d = o.d;
@@ -255,26 +298,34 @@ void multi_head(const Options& o, attn::Rng& rng, std::string& text, json& resul
   // Changing the last token must leave every earlier output row unchanged, bit for bit.
   X.row(n - 1) = attn::random_normal(1, d, rng);
   const MatrixXd Y2 = attn::multi_head_attention(X, p, attn::Masking::causal);
-  const double earlier_change = n > 1 ? (Y2.topRows(n - 1) - Y.topRows(n - 1)).cwiseAbs().maxCoeff() : 0.0;
+  const double earlier_change =
+      n > 1 ? (Y2.topRows(n - 1) - Y.topRows(n - 1)).cwiseAbs().maxCoeff() : 0.0;
 
   // Row sums of every head's weights.
   double rowsum_error = 0;
   const Index dh = d / o.heads;
   for (Index i = 0; i < o.heads; ++i) {
-    const MatrixXd A = attn::attention_weights(X * p.W_Q.middleCols(i * dh, dh), X * p.W_K.middleCols(i * dh, dh),
-                                               attn::causal_mask(n));
-    rowsum_error = std::max(rowsum_error, (A.rowwise().sum().array() - 1.0).abs().maxCoeff());
+    const MatrixXd A =
+        attn::attention_weights(X * p.W_Q.middleCols(i * dh, dh),
+                                X * p.W_K.middleCols(i * dh, dh), attn::causal_mask(n));
+    rowsum_error =
+        std::max(rowsum_error, (A.rowwise().sum().array() - 1.0).abs().maxCoeff());
   }
-  say(text, "6. Multi-head causal self-attention: n = {}, d = {}, {} heads of width {}\n", n, d, o.heads, dh);
-  say(text, "   output is {} x {}; max |row sum - 1| of the weights = {:.1e}\n", Y.rows(), Y.cols(), rowsum_error);
-  say(text, "   after changing the last token, max change of the earlier outputs = {:g}\n", earlier_change);
+  say(text, "6. Multi-head causal self-attention: n = {}, d = {}, {} heads of width {}\n",
+      n, d, o.heads, dh);
+  say(text, "   output is {} x {}; max |row sum - 1| of the weights = {:.1e}\n", Y.rows(),
+      Y.cols(), rowsum_error);
+  say(text,
+      "   after changing the last token, max change of the earlier outputs = {:g}\n",
+      earlier_change);
   results["mha_max_rowsum_error"] = rowsum_error;
   results["mha_earlier_rows_change_after_future_edit"] = earlier_change;
 }
 
 void run(Options& o) {
   if (o.heads > o.d || o.d % o.heads != 0)
-    throw attn::usage_error("--heads", fmt::format("must divide --d = {} (got {})", o.d, o.heads));
+    throw attn::usage_error("--heads",
+                            fmt::format("must divide --d = {} (got {})", o.d, o.heads));
   const std::filesystem::path out = o.common.out;
   attn::prepare_out_dir(out);
 
@@ -295,7 +346,8 @@ void run(Options& o) {
   saturation(o, rng, out, text, results);
   multi_head(o, rng, text, results);
 
-  for (const char* figure : {"01-causal-weights", "01-qk-variance", "01-softmax-saturation"})
+  for (const char* figure :
+       {"01-causal-weights", "01-qk-variance", "01-softmax-saturation"})
     attn::render_figure(out, figure);
   attn::write_json(out / "results.json", results);
   attn::write_file_atomic(out / "output.txt", text);
@@ -306,13 +358,19 @@ void run(Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{"Chapter 01 — Self-attention from scratch: dot products, softmax, sqrt(d), masks, heads.", "ch01"};
+  CLI::App app{
+      "Chapter 01 — Self-attention from scratch: dot products, softmax, sqrt(d), masks, "
+      "heads.",
+      "ch01"};
   attn::add_common_options(app, o.common, ATTN_DEFAULT_OUT);
   attn::add_int_option(app, "--n", o.n, 1, 4096, "tokens in the multi-head example");
   attn::add_int_option(app, "--d", o.d, 1, 4096, "model width of the multi-head example");
-  attn::add_int_option(app, "--heads", o.heads, 1, 4096, "attention heads; must divide --d");
-  attn::add_int_option(app, "--samples", o.samples, 10, 10'000'000, "Monte Carlo samples of q.k per width d");
-  attn::add_int_option(app, "--max-d", o.max_d, 1, 8192, "largest d of the variance sweep (powers of two)");
+  attn::add_int_option(app, "--heads", o.heads, 1, 4096,
+                       "attention heads; must divide --d");
+  attn::add_int_option(app, "--samples", o.samples, 10, 10'000'000,
+                       "Monte Carlo samples of q.k per width d");
+  attn::add_int_option(app, "--max-d", o.max_d, 1, 8192,
+                       "largest d of the variance sweep (powers of two)");
   return attn::run_program(app, argc, argv, [&] {
     if (o.common.quick) {  // --quick shrinks only what the user did not set
       if (app.count("--samples") == 0) o.samples = 2000;

@@ -1,19 +1,20 @@
 // Chapter 01 — every claim of the chapter, as a test named after the claim.
 //
-// Tolerances: softmax and attention are well conditioned in these tests (logits of order 1-10,
-// matrices of at most 64 x 64), so exact identities are checked to a small multiple of machine
-// epsilon times the size of the numbers involved; each tolerance says why next to it. Statistical
-// claims use fixed seeds and bounds of a few standard errors that a wrong formula would miss by far.
-
-#include "attn/attention.hpp"
-#include "attn/random.hpp"
-#include "attn/softmax.hpp"
+// Tolerances: softmax and attention are well conditioned in these tests (logits of order
+// 1-10, matrices of at most 64 x 64), so exact identities are checked to a small multiple
+// of machine epsilon times the size of the numbers involved; each tolerance says why next
+// to it. Statistical claims use fixed seeds and bounds of a few standard errors that a
+// wrong formula would miss by far.
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#include "attn/attention.hpp"
+#include "attn/random.hpp"
+#include "attn/softmax.hpp"
 
 using Eigen::Index;
 using Eigen::MatrixXd;
@@ -29,306 +30,362 @@ struct Shape {
 const std::vector<Shape> shapes{{1, 1}, {2, 3}, {5, 4}, {16, 8}, {33, 17}, {64, 64}};
 const std::vector<std::uint64_t> seeds{1, 2, 3};
 
-double max_abs(const MatrixXd& M) { return M.cwiseAbs().maxCoeff(); }
+double max_abs(const MatrixXd& M) {
+  return M.cwiseAbs().maxCoeff();
+}
 
 }  // namespace
 
 TEST_SUITE("ch01") {
+  TEST_CASE("squared distance equals |a|^2 + |b|^2 - 2 a.b") {
+    for (const auto seed : seeds)
+      for (const Index d : {1, 2, 10, 300}) {
+        attn::Rng rng(seed);
+        const VectorXd a = attn::random_normal(d, 1, rng),
+                       b = attn::random_normal(d, 1, rng, 10.0);
+        const double lhs = (a - b).squaredNorm();
+        const double rhs = a.squaredNorm() + b.squaredNorm() - 2 * a.dot(b);
+        // Rounding: a few d * eps relative to the size of the terms, |a|^2 + |b|^2.
+        CHECK(std::abs(lhs - rhs) <= 4 * d * eps * (a.squaredNorm() + b.squaredNorm()));
+      }
+  }
 
-TEST_CASE("squared distance equals |a|^2 + |b|^2 - 2 a.b") {
-  for (const auto seed : seeds)
-    for (const Index d : {1, 2, 10, 300}) {
+  TEST_CASE("the largest dot product with 'cat' is 'leopard', the nearest word is not") {
+    // The 2-D toy embeddings of chapter 01: cat = (2,-1), leopard = (3,-1), dog = (1,-1).
+    const VectorXd cat{{2, -1}}, leopard{{3, -1}}, dog{{1, -1}};
+    CHECK(leopard.dot(cat) >
+          cat.dot(cat));  // 7 > 5: a longer vector wins the dot product
+    CHECK((leopard - cat).norm() ==
+          doctest::Approx((dog - cat).norm()));  // both at distance 1
+  }
+
+  TEST_CASE("the source's weight table: its last row sums to 1.2, not 1") {
+    MatrixXd W(6, 6);
+    // clang-format off
+    W << 1,    0,    0,    0,    0,    0,
+         0.5,  0.5,  0,    0,    0,    0,
+         0.25, 0.25, 0.5,  0,    0,    0,
+         0.1,  0.2,  0.3,  0.4,  0,    0,
+         0.05, 0.1,  0.25, 0.27, 0.33, 0,
+         0.05, 0.05, 0.1,  0.2,  0.3,  0.5;
+    // clang-format on
+    const VectorXd sums = W.rowwise().sum();
+    for (Index t = 0; t < 5; ++t) CHECK(sums(t) == doctest::Approx(1.0).epsilon(1e-14));
+    CHECK(sums(5) == doctest::Approx(1.2).epsilon(1e-14));
+    // Causal: no weight above the diagonal.
+    CHECK(max_abs(W.triangularView<Eigen::StrictlyUpper>().toDenseMatrix()) == 0.0);
+    // The context of the second "tian" is 0.25 x_0 + 0.25 x_1 + 0.5 x_2 for any
+    // embeddings.
+    attn::Rng rng(7);
+    const MatrixXd X = attn::random_normal(6, 4, rng);
+    const MatrixXd C = W * X;
+    CHECK(max_abs(C.row(2) - (0.25 * X.row(0) + 0.25 * X.row(1) + 0.5 * X.row(2))) <=
+          8 * eps * max_abs(X));
+  }
+
+  TEST_CASE("softmax rows are non-negative and sum to 1") {
+    for (const auto seed : seeds)
+      for (const auto [n, d] : shapes) {
+        attn::Rng rng(seed);
+        const MatrixXd Z = attn::random_normal(n, d, rng, 10.0);
+        const MatrixXd P = attn::softmax_rows(Z);
+        CHECK(P.minCoeff() >= 0.0);
+        // A sum of d terms in [0, 1], each rounded once: error below d * eps.
+        CHECK((P.rowwise().sum().array() - 1.0).abs().maxCoeff() <= (d + 1) * eps);
+      }
+  }
+
+  TEST_CASE("softmax is invariant to adding a constant to a row") {
+    for (const auto seed : seeds)
+      for (const auto [n, d] : shapes) {
+        attn::Rng rng(seed);
+        const MatrixXd Z = attn::random_normal(n, d, rng, 3.0);
+        const VectorXd shift =
+            attn::random_normal(n, 1, rng, 1000.0);  // a different constant per row
+        const MatrixXd P = attn::softmax_rows(Z);
+        const MatrixXd P_shifted = attn::softmax_rows(Z.colwise() + shift);
+        // Adding c ~ 1000 rounds each logit by up to ulp(1000) ~ 1.1e-13; exp turns that
+        // into a relative error of the same size in each weight.
+        CHECK(max_abs(P - P_shifted) <= 1e-12);
+      }
+  }
+
+  TEST_CASE("softmax is stable for logits of +-1e4") {
+    const VectorXd z{{1e4, 1e4 - 1, -1e4, 1e4}};
+    const VectorXd p =
+        attn::softmax(z);  // naive exp(1e4) overflows to inf, and inf/inf is NaN
+    CHECK(p.allFinite());
+    const double e = std::exp(-1.0);
+    CHECK(p(0) == doctest::Approx(1 / (2 + e)).epsilon(1e-15));
+    CHECK(p(1) == doctest::Approx(e / (2 + e)).epsilon(1e-15));
+    CHECK(
+        p(2) ==
+        0.0);  // e^{-2e4} underflows to 0, which is its correct value to double precision
+    const VectorXd low = attn::softmax(VectorXd::Constant(5, -1e4));
+    CHECK((low.array() - 0.2).abs().maxCoeff() <= 2 * eps);
+  }
+
+  TEST_CASE("a fully masked row is an error, not NaN") {
+    const double inf = std::numeric_limits<double>::infinity();
+    MatrixXd Z{{0.0, -inf}, {-inf, -inf}};
+    CHECK_THROWS_WITH_AS(attn::softmax_rows(Z),
+                         doctest::Contains("row 1 is fully masked"),
+                         std::invalid_argument);
+    // A partly masked row is fine: the masked entry gets weight exactly 0.
+    const MatrixXd P = attn::softmax_rows(Z.topRows(1));
+    CHECK(P(0, 0) == 1.0);
+    CHECK(P(0, 1) == 0.0);
+  }
+
+  TEST_CASE("attention outputs lie in the convex hull of the value rows") {
+    // Checked without looking at the weights: for every direction u, u.o <= max_j u.v_j.
+    for (const auto seed : seeds)
+      for (const auto [n, d] : shapes) {
+        attn::Rng rng(seed);
+        const MatrixXd Q = attn::random_normal(n, d, rng, 2.0),
+                       K = attn::random_normal(n + 3, d, rng, 2.0);
+        const MatrixXd V = attn::random_normal(n + 3, 3, rng);
+        const MatrixXd O = attn::attention(Q, K, V, MatrixXd());
+        const MatrixXd U = attn::random_normal(3, 200, rng);  // 200 random directions
+        const MatrixXd OU = O * U, VU = V * U;
+        const Eigen::RowVectorXd support = VU.colwise().maxCoeff();
+        const double slack =
+            1e-12 * max_abs(VU);  // rounding of a weighted average of n + 3 numbers
+        CHECK((OU.rowwise() - support).maxCoeff() <= slack);
+      }
+  }
+
+  TEST_CASE("causal attention ignores future tokens, bit for bit") {
+    for (const auto seed : seeds)
+      for (const Index heads : {1, 2, 4}) {
+        attn::Rng rng(seed);
+        const Index n = 12, d = 8;
+        attn::MultiHeadParams p{
+            heads, attn::random_normal(d, d, rng), attn::random_normal(d, d, rng),
+            attn::random_normal(d, d, rng), attn::random_normal(d, d, rng)};
+        MatrixXd X = attn::random_normal(n, d, rng);
+        const MatrixXd Y = attn::multi_head_attention(X, p, attn::Masking::causal);
+        for (Index t = 0; t + 1 < n; ++t) {
+          MatrixXd X2 = X;
+          X2.bottomRows(n - t - 1) =
+              attn::random_normal(n - t - 1, d, rng, 5.0);  // rewrite the future
+          const MatrixXd Y2 = attn::multi_head_attention(X2, p, attn::Masking::causal);
+          CHECK((Y2.topRows(t + 1).array() == Y.topRows(t + 1).array())
+                    .all());  // exact equality
+          CHECK(max_abs(Y2.bottomRows(n - t - 1) - Y.bottomRows(n - t - 1)) > 0.0);
+        }
+        // Without the mask, the past does see the future.
+        MatrixXd X3 = X;
+        X3.row(n - 1) *= 2.0;
+        CHECK(max_abs(attn::multi_head_attention(X3, p).row(0) -
+                      attn::multi_head_attention(X, p).row(0)) > 1e-6);
+      }
+  }
+
+  TEST_CASE("two identical tokens receive exactly equal weight from every query") {
+    // Attention sees only the contents of a token, not where it stands.
+    for (const auto seed : seeds) {
       attn::Rng rng(seed);
-      const VectorXd a = attn::random_normal(d, 1, rng), b = attn::random_normal(d, 1, rng, 10.0);
-      const double lhs = (a - b).squaredNorm();
-      const double rhs = a.squaredNorm() + b.squaredNorm() - 2 * a.dot(b);
-      // Rounding of sums of d squares of size |a|^2 + |b|^2: a few d * eps relative to that.
-      CHECK(std::abs(lhs - rhs) <= 4 * d * eps * (a.squaredNorm() + b.squaredNorm()));
-    }
-}
-
-TEST_CASE("the largest dot product with 'cat' is 'leopard', the nearest word is not") {
-  // The 2-D toy embeddings of chapter 01: cat = (2,-1), leopard = (3,-1), dog = (1,-1).
-  const VectorXd cat{{2, -1}}, leopard{{3, -1}}, dog{{1, -1}};
-  CHECK(leopard.dot(cat) > cat.dot(cat));  // 7 > 5: a longer vector wins the dot product
-  CHECK((leopard - cat).norm() == doctest::Approx((dog - cat).norm()));  // both at distance 1
-}
-
-TEST_CASE("the source's weight table: its last row sums to 1.2, not 1") {
-  MatrixXd W(6, 6);
-  W << 1, 0, 0, 0, 0, 0, 0.5, 0.5, 0, 0, 0, 0, 0.25, 0.25, 0.5, 0, 0, 0, 0.1, 0.2, 0.3, 0.4, 0, 0, 0.05, 0.1, 0.25,
-      0.27, 0.33, 0, 0.05, 0.05, 0.1, 0.2, 0.3, 0.5;
-  const VectorXd sums = W.rowwise().sum();
-  for (Index t = 0; t < 5; ++t) CHECK(sums(t) == doctest::Approx(1.0).epsilon(1e-14));
-  CHECK(sums(5) == doctest::Approx(1.2).epsilon(1e-14));
-  // Causal: no weight above the diagonal.
-  CHECK(max_abs(W.triangularView<Eigen::StrictlyUpper>().toDenseMatrix()) == 0.0);
-  // The context of the second "tian" is 0.25 x_0 + 0.25 x_1 + 0.5 x_2 for any embeddings.
-  attn::Rng rng(7);
-  const MatrixXd X = attn::random_normal(6, 4, rng);
-  const MatrixXd C = W * X;
-  CHECK(max_abs(C.row(2) - (0.25 * X.row(0) + 0.25 * X.row(1) + 0.5 * X.row(2))) <= 8 * eps * max_abs(X));
-}
-
-TEST_CASE("softmax rows are non-negative and sum to 1") {
-  for (const auto seed : seeds)
-    for (const auto [n, d] : shapes) {
-      attn::Rng rng(seed);
-      const MatrixXd Z = attn::random_normal(n, d, rng, 10.0);
-      const MatrixXd P = attn::softmax_rows(Z);
-      CHECK(P.minCoeff() >= 0.0);
-      // A sum of d terms in [0, 1], each rounded once: error below d * eps.
-      CHECK((P.rowwise().sum().array() - 1.0).abs().maxCoeff() <= (d + 1) * eps);
-    }
-}
-
-TEST_CASE("softmax is invariant to adding a constant to a row") {
-  for (const auto seed : seeds)
-    for (const auto [n, d] : shapes) {
-      attn::Rng rng(seed);
-      const MatrixXd Z = attn::random_normal(n, d, rng, 3.0);
-      const VectorXd shift = attn::random_normal(n, 1, rng, 1000.0);  // a different constant per row
-      const MatrixXd P = attn::softmax_rows(Z);
-      const MatrixXd P_shifted = attn::softmax_rows(Z.colwise() + shift);
-      // Adding c ~ 1000 rounds each logit by up to ulp(1000) ~ 1.1e-13; exp turns that into
-      // a relative error of the same size in each weight.
-      CHECK(max_abs(P - P_shifted) <= 1e-12);
-    }
-}
-
-TEST_CASE("softmax is stable for logits of +-1e4") {
-  const VectorXd z{{1e4, 1e4 - 1, -1e4, 1e4}};
-  const VectorXd p = attn::softmax(z);  // naive exp(1e4) overflows to inf, and inf/inf is NaN
-  CHECK(p.allFinite());
-  const double e = std::exp(-1.0);
-  CHECK(p(0) == doctest::Approx(1 / (2 + e)).epsilon(1e-15));
-  CHECK(p(1) == doctest::Approx(e / (2 + e)).epsilon(1e-15));
-  CHECK(p(2) == 0.0);  // e^{-2e4} underflows to 0, which is its correct value to double precision
-  const VectorXd low = attn::softmax(VectorXd::Constant(5, -1e4));
-  CHECK((low.array() - 0.2).abs().maxCoeff() <= 2 * eps);
-}
-
-TEST_CASE("a fully masked row is an error, not NaN") {
-  const double inf = std::numeric_limits<double>::infinity();
-  MatrixXd Z{{0.0, -inf}, {-inf, -inf}};
-  CHECK_THROWS_WITH_AS(attn::softmax_rows(Z), doctest::Contains("row 1 is fully masked"), std::invalid_argument);
-  // A partly masked row is fine: the masked entry gets weight exactly 0.
-  const MatrixXd P = attn::softmax_rows(Z.topRows(1));
-  CHECK(P(0, 0) == 1.0);
-  CHECK(P(0, 1) == 0.0);
-}
-
-TEST_CASE("attention outputs lie in the convex hull of the value rows") {
-  // Checked without looking at the weights: for every direction u, u.o <= max_j u.v_j.
-  for (const auto seed : seeds)
-    for (const auto [n, d] : shapes) {
-      attn::Rng rng(seed);
-      const MatrixXd Q = attn::random_normal(n, d, rng, 2.0), K = attn::random_normal(n + 3, d, rng, 2.0);
-      const MatrixXd V = attn::random_normal(n + 3, 3, rng);
-      const MatrixXd O = attn::attention(Q, K, V, MatrixXd());
-      const MatrixXd U = attn::random_normal(3, 200, rng);  // 200 random directions
-      const MatrixXd OU = O * U, VU = V * U;
-      const Eigen::RowVectorXd support = VU.colwise().maxCoeff();
-      const double slack = 1e-12 * max_abs(VU);  // rounding of a weighted average of n + 3 numbers
-      CHECK((OU.rowwise() - support).maxCoeff() <= slack);
-    }
-}
-
-TEST_CASE("causal attention ignores future tokens, bit for bit") {
-  for (const auto seed : seeds)
-    for (const Index heads : {1, 2, 4}) {
-      attn::Rng rng(seed);
-      const Index n = 12, d = 8;
-      attn::MultiHeadParams p{heads, attn::random_normal(d, d, rng), attn::random_normal(d, d, rng),
-                              attn::random_normal(d, d, rng), attn::random_normal(d, d, rng)};
+      const Index n = 7, d = 5;
       MatrixXd X = attn::random_normal(n, d, rng);
-      const MatrixXd Y = attn::multi_head_attention(X, p, attn::Masking::causal);
-      for (Index t = 0; t + 1 < n; ++t) {
-        MatrixXd X2 = X;
-        X2.bottomRows(n - t - 1) = attn::random_normal(n - t - 1, d, rng, 5.0);  // rewrite the future
-        const MatrixXd Y2 = attn::multi_head_attention(X2, p, attn::Masking::causal);
-        CHECK((Y2.topRows(t + 1).array() == Y.topRows(t + 1).array()).all());  // exact equality
-        CHECK(max_abs(Y2.bottomRows(n - t - 1) - Y.bottomRows(n - t - 1)) > 0.0);
+      X.row(4) = X.row(2);
+      const attn::AttentionParams p{attn::random_normal(d, d, rng),
+                                    attn::random_normal(d, d, rng),
+                                    attn::random_normal(d, d, rng),
+                                    {},
+                                    {},
+                                    {}};
+      const MatrixXd A = attn::attention_weights(X * p.W_Q, X * p.W_K, MatrixXd());
+      CHECK((A.col(2).array() == A.col(4).array()).all());
+      CHECK((A.row(2).array() == A.row(4).array())
+                .all());  // and identical queries, identical rows
+    }
+  }
+
+  TEST_CASE(
+      "Var(q.k) = d for q and k with unit-variance entries, and 1 after dividing by "
+      "sqrt(d)") {
+    // q.k = sum of d products q_i k_i, each with mean 0, variance 1 and fourth moment 9,
+    // so Var(q.k) = d and the fourth central moment is 3d^2 + 6d. The sample variance of
+    // S draws has standard error sqrt((3d^2 + 6d - d^2) / S). With S = 20000 that is
+    // about 1% of d: a scaling by 1/d instead of 1/sqrt(d), or a variance of d/2 or 2d,
+    // misses by hundreds of standard errors.
+    attn::Rng rng(2024);
+    const long S = 20000;
+    for (const long d : {4, 16, 64, 256}) {
+      double sum = 0, sum_sq = 0, sum_scaled_sq = 0;
+      for (long s = 0; s < S; ++s) {
+        const VectorXd q = attn::random_normal(d, 1, rng),
+                       k = attn::random_normal(d, 1, rng);
+        const double x = q.dot(k);
+        sum += x;
+        sum_sq += x * x;
+        sum_scaled_sq += x * x / d;
       }
-      // Without the mask, the past does see the future.
-      MatrixXd X3 = X;
-      X3.row(n - 1) *= 2.0;
-      CHECK(max_abs(attn::multi_head_attention(X3, p).row(0) - attn::multi_head_attention(X, p).row(0)) > 1e-6);
+      const double mean = sum / S;
+      const double var = (sum_sq - S * mean * mean) / (S - 1);
+      const double var_scaled = (sum_scaled_sq - S * mean * mean / d) / (S - 1);
+      const double se = std::sqrt((2.0 * d * d + 6.0 * d) / S);
+      CAPTURE(d);
+      CHECK(std::abs(var - d) <= 4 * se);
+      CHECK(std::abs(var_scaled - 1.0) <= 4 * se / d);
     }
-}
-
-TEST_CASE("two identical tokens receive exactly equal weight from every query") {
-  // Attention sees only the contents of a token, not where it stands.
-  for (const auto seed : seeds) {
-    attn::Rng rng(seed);
-    const Index n = 7, d = 5;
-    MatrixXd X = attn::random_normal(n, d, rng);
-    X.row(4) = X.row(2);
-    const attn::AttentionParams p{attn::random_normal(d, d, rng), attn::random_normal(d, d, rng),
-                                  attn::random_normal(d, d, rng), {}, {}, {}};
-    const MatrixXd A = attn::attention_weights(X * p.W_Q, X * p.W_K, MatrixXd());
-    CHECK((A.col(2).array() == A.col(4).array()).all());
-    CHECK((A.row(2).array() == A.row(4).array()).all());  // and identical queries, identical rows
   }
-}
 
-TEST_CASE("Var(q.k) = d for q and k with unit-variance entries, and 1 after dividing by sqrt(d)") {
-  // q.k = sum of d products q_i k_i, each with mean 0, variance 1 and fourth moment 9, so
-  // Var(q.k) = d and the fourth central moment is 3d^2 + 6d. The sample variance of S draws has
-  // standard error sqrt((3d^2 + 6d - d^2) / S). With S = 20000 that is about 1% of d: a scaling
-  // by 1/d instead of 1/sqrt(d), or a variance of d/2 or 2d, misses by hundreds of standard errors.
-  attn::Rng rng(2024);
-  const long S = 20000;
-  for (const long d : {4, 16, 64, 256}) {
-    double sum = 0, sum_sq = 0, sum_scaled_sq = 0;
-    for (long s = 0; s < S; ++s) {
-      const VectorXd q = attn::random_normal(d, 1, rng), k = attn::random_normal(d, 1, rng);
-      const double x = q.dot(k);
-      sum += x;
-      sum_sq += x * x;
-      sum_scaled_sq += x * x / d;
+  TEST_CASE(
+      "without the sqrt(d) scale softmax saturates at large d and with it it does not") {
+    attn::Rng rng(99);
+    const Index d = 512, n = 16;
+    const int S = 500;
+    double max_w = 0, max_w_scaled = 0;
+    for (int s = 0; s < S; ++s) {
+      const VectorXd q = attn::random_normal(d, 1, rng);
+      const MatrixXd K = attn::random_normal(n, d, rng);
+      const VectorXd logits = K * q;
+      max_w += attn::softmax(logits).maxCoeff() / S;
+      max_w_scaled += attn::softmax(logits / std::sqrt(double(d))).maxCoeff() / S;
     }
-    const double mean = sum / S;
-    const double var = (sum_sq - S * mean * mean) / (S - 1);
-    const double var_scaled = (sum_scaled_sq - S * mean * mean / d) / (S - 1);
-    const double se = std::sqrt((2.0 * d * d + 6.0 * d) / S);
-    CAPTURE(d);
-    CHECK(std::abs(var - d) <= 4 * se);
-    CHECK(std::abs(var_scaled - 1.0) <= 4 * se / d);
+    // Unscaled logits have standard deviation sqrt(512) ~ 22.6: the top one usually beats
+    // the next by several units and takes almost all the weight (mean ~0.95 here; its
+    // standard error over 500 draws is below 0.01). Scaled logits have standard deviation
+    // 1: the largest of 16 weights averages ~0.3. Either bound fails if the scale is
+    // applied wrongly or not at all.
+    CHECK(max_w > 0.9);
+    CHECK(max_w_scaled < 0.5);
   }
-}
 
-TEST_CASE("without the sqrt(d) scale softmax saturates at large d and with it it does not") {
-  attn::Rng rng(99);
-  const Index d = 512, n = 16;
-  const int S = 500;
-  double max_w = 0, max_w_scaled = 0;
-  for (int s = 0; s < S; ++s) {
-    const VectorXd q = attn::random_normal(d, 1, rng);
-    const MatrixXd K = attn::random_normal(n, d, rng);
-    const VectorXd logits = K * q;
-    max_w += attn::softmax(logits).maxCoeff() / S;
-    max_w_scaled += attn::softmax(logits / std::sqrt(double(d))).maxCoeff() / S;
+  TEST_CASE("the softmax Jacobian is diag(p) - p p^T (checked by central differences)") {
+    for (const auto seed : seeds)
+      for (const Index n : {1, 2, 7, 20}) {
+        attn::Rng rng(seed);
+        const VectorXd z = attn::random_normal(n, 1, rng, 2.0);
+        const MatrixXd J = attn::softmax_jacobian(attn::softmax(z));
+        const double h = 1e-5;
+        MatrixXd J_fd(n, n);
+        for (Index j = 0; j < n; ++j) {
+          VectorXd zp = z, zm = z;
+          zp(j) += h;
+          zm(j) -= h;
+          J_fd.col(j) = (attn::softmax(zp) - attn::softmax(zm)) / (2 * h);
+        }
+        // Central differences: truncation ~h^2 * |p'''| <= 1e-10, rounding ~eps / h ~
+        // 2e-11.
+        CHECK(max_abs(J - J_fd) <= 1e-8);
+      }
   }
-  // Unscaled logits have standard deviation sqrt(512) ~ 22.6: the top one usually beats the next
-  // by several units and takes almost all the weight (mean ~0.95 here; its standard error over
-  // 500 draws is below 0.01). Scaled logits have standard deviation 1: the largest of 16
-  // weights averages ~0.3. Either bound fails if the scale is applied wrongly or not at all.
-  CHECK(max_w > 0.9);
-  CHECK(max_w_scaled < 0.5);
-}
 
-TEST_CASE("the softmax Jacobian is diag(p) - p p^T (checked by central differences)") {
-  for (const auto seed : seeds)
-    for (const Index n : {1, 2, 7, 20}) {
+  TEST_CASE("the softmax Jacobian vanishes as the logit scale grows") {
+    for (const auto seed : seeds) {
       attn::Rng rng(seed);
-      const VectorXd z = attn::random_normal(n, 1, rng, 2.0);
-      const MatrixXd J = attn::softmax_jacobian(attn::softmax(z));
-      const double h = 1e-5;
-      MatrixXd J_fd(n, n);
-      for (Index j = 0; j < n; ++j) {
-        VectorXd zp = z, zm = z;
-        zp(j) += h;
-        zm(j) -= h;
-        J_fd.col(j) = (attn::softmax(zp) - attn::softmax(zm)) / (2 * h);
+      const Index n = 10;
+      VectorXd z = attn::random_normal(n, 1, rng);
+      Index top = 0;
+      z.maxCoeff(&top);
+      z(top) += 1.0;  // a gap g >= 1 between the largest logit and the rest
+      double previous = std::numeric_limits<double>::infinity();
+      for (const double s : {2.0, 5.0, 10.0, 20.0, 50.0, 100.0}) {
+        const MatrixXd J = attn::softmax_jacobian(attn::softmax(s * z));
+        const double norm =
+            Eigen::SelfAdjointEigenSolver<MatrixXd>(J, Eigen::EigenvaluesOnly)
+                .eigenvalues()
+                .maxCoeff();
+        // J is positive semi-definite, so ||J||_2 <= trace J = sum p_i (1 - p_i) <= 2 (1
+        // - p_top), and 1 - p_top <= (n - 1) e^{-s g}.
+        CAPTURE(s);
+        CHECK(norm <= 2.0 * (n - 1) * std::exp(-s * 1.0) * (1 + 1e-12) + 1e-300);
+        CHECK(norm < previous);
+        previous = norm;
       }
-      // Central differences: truncation ~h^2 * |p'''| <= 1e-10, rounding ~eps / h ~ 2e-11.
-      CHECK(max_abs(J - J_fd) <= 1e-8);
     }
-}
+  }
 
-TEST_CASE("the softmax Jacobian vanishes as the logit scale grows") {
-  for (const auto seed : seeds) {
-    attn::Rng rng(seed);
-    const Index n = 10;
+  TEST_CASE("softmax entropy falls from log n to 0 as the logit scale grows") {
+    attn::Rng rng(5);
+    const Index n = 12;
     VectorXd z = attn::random_normal(n, 1, rng);
     Index top = 0;
     z.maxCoeff(&top);
-    z(top) += 1.0;  // a gap g >= 1 between the largest logit and the rest
-    double previous = std::numeric_limits<double>::infinity();
-    for (const double s : {2.0, 5.0, 10.0, 20.0, 50.0, 100.0}) {
-      const MatrixXd J = attn::softmax_jacobian(attn::softmax(s * z));
-      const double norm = Eigen::SelfAdjointEigenSolver<MatrixXd>(J, Eigen::EigenvaluesOnly).eigenvalues().maxCoeff();
-      // J is positive semi-definite, so ||J||_2 <= trace J = sum p_i (1 - p_i) <= 2 (1 - p_top),
-      // and 1 - p_top <= (n - 1) e^{-s g}.
-      CAPTURE(s);
-      CHECK(norm <= 2.0 * (n - 1) * std::exp(-s * 1.0) * (1 + 1e-12) + 1e-300);
-      CHECK(norm < previous);
-      previous = norm;
+    z(top) += 1.0;
+    CHECK(attn::entropy(attn::softmax(1e-6 * z)) ==
+          doctest::Approx(std::log(double(n))).epsilon(1e-5));
+    double previous = std::log(double(n)) + 1e-12;
+    for (const double s : {0.1, 1.0, 3.0, 10.0, 30.0}) {
+      const double H = attn::entropy(attn::softmax(s * z));
+      CHECK(H < previous);
+      previous = H;
     }
+    CHECK(attn::entropy(attn::softmax(100.0 * z)) < 1e-30);
   }
-}
 
-TEST_CASE("softmax entropy falls from log n to 0 as the logit scale grows") {
-  attn::Rng rng(5);
-  const Index n = 12;
-  VectorXd z = attn::random_normal(n, 1, rng);
-  Index top = 0;
-  z.maxCoeff(&top);
-  z(top) += 1.0;
-  CHECK(attn::entropy(attn::softmax(1e-6 * z)) == doctest::Approx(std::log(double(n))).epsilon(1e-5));
-  double previous = std::log(double(n)) + 1e-12;
-  for (const double s : {0.1, 1.0, 3.0, 10.0, 30.0}) {
-    const double H = attn::entropy(attn::softmax(s * z));
-    CHECK(H < previous);
-    previous = H;
-  }
-  CHECK(attn::entropy(attn::softmax(100.0 * z)) < 1e-30);
-}
-
-TEST_CASE("attention is invariant to a common shift of every logit") {
-  for (const auto seed : seeds)
-    for (const auto [n, d] : shapes) {
-      attn::Rng rng(seed);
-      const MatrixXd Q = attn::random_normal(n, d, rng), K = attn::random_normal(n, d, rng);
-      const MatrixXd V = attn::random_normal(n, d, rng);
-      const MatrixXd O = attn::attention(Q, K, V, MatrixXd());
-      for (const double c : {-500.0, 3.25, 500.0}) {
-        const MatrixXd O_shift = attn::attention(Q, K, V, MatrixXd::Constant(n, n, c));
-        // The shift rounds each logit by ulp(500) ~ 1e-13, which moves each weight relatively by as much.
-        CHECK(max_abs(O - O_shift) <= 1e-12 * (1 + max_abs(V)));
+  TEST_CASE("attention is invariant to a common shift of every logit") {
+    for (const auto seed : seeds)
+      for (const auto [n, d] : shapes) {
+        attn::Rng rng(seed);
+        const MatrixXd Q = attn::random_normal(n, d, rng),
+                       K = attn::random_normal(n, d, rng);
+        const MatrixXd V = attn::random_normal(n, d, rng);
+        const MatrixXd O = attn::attention(Q, K, V, MatrixXd());
+        for (const double c : {-500.0, 3.25, 500.0}) {
+          const MatrixXd O_shift = attn::attention(Q, K, V, MatrixXd::Constant(n, n, c));
+          // The shift rounds each logit by ulp(500) ~ 1e-13, which moves each weight
+          // relatively by as much.
+          CHECK(max_abs(O - O_shift) <= 1e-12 * (1 + max_abs(V)));
+        }
       }
-    }
-}
-
-TEST_CASE("multi-head attention with one head equals single-head attention followed by W_O") {
-  for (const auto seed : seeds)
-    for (const auto [n, d] : shapes) {
-      attn::Rng rng(seed);
-      attn::MultiHeadParams p{1, attn::random_normal(d, d, rng), attn::random_normal(d, d, rng),
-                              attn::random_normal(d, d, rng), attn::random_normal(d, d, rng)};
-      const MatrixXd X = attn::random_normal(n, d, rng);
-      const MatrixXd single = attn::self_attention(X, {p.W_Q, p.W_K, p.W_V, {}, {}, {}}) * p.W_O;
-      // Same arithmetic in the same order, so agreement is to the last bits.
-      CHECK(max_abs(attn::multi_head_attention(X, p) - single) <= 1e-12 * (1 + max_abs(single)));
-    }
-}
-
-TEST_CASE("multi-head attention concatenates heads that each have their own value projection") {
-  attn::Rng rng(11);
-  const Index n = 9, d = 12, h = 3, dh = d / h;
-  attn::MultiHeadParams p{h, attn::random_normal(d, d, rng), attn::random_normal(d, d, rng),
-                          attn::random_normal(d, d, rng), attn::random_normal(d, d, rng)};
-  const MatrixXd X = attn::random_normal(n, d, rng);
-  MatrixXd concat(n, d), concat_v1(n, d);
-  for (Index i = 0; i < h; ++i) {
-    const MatrixXd Qi = X * p.W_Q.middleCols(i * dh, dh), Ki = X * p.W_K.middleCols(i * dh, dh);
-    concat.middleCols(i * dh, dh) = attn::attention(Qi, Ki, X * p.W_V.middleCols(i * dh, dh), MatrixXd());
-    // The source's formula uses V_1 in every head:
-    concat_v1.middleCols(i * dh, dh) = attn::attention(Qi, Ki, X * p.W_V.leftCols(dh), MatrixXd());
   }
-  const MatrixXd expected = concat * p.W_O;
-  CHECK(max_abs(attn::multi_head_attention(X, p) - expected) <= 1e-12 * (1 + max_abs(expected)));
-  // Reusing V_1 is a different function: heads 2..h could never read the values of their own subspace.
-  CHECK(max_abs(concat_v1 * p.W_O - expected) > 0.1);
-}
 
-TEST_CASE("multi-head attention refuses a head count that does not divide d") {
-  attn::Rng rng(1);
-  attn::MultiHeadParams p{3, attn::random_normal(8, 8, rng), attn::random_normal(8, 8, rng),
-                          attn::random_normal(8, 8, rng), attn::random_normal(8, 8, rng)};
-  CHECK_THROWS_WITH_AS(attn::multi_head_attention(attn::random_normal(4, 8, rng), p),
-                       doctest::Contains("3 heads do not divide the width d = 8"), std::invalid_argument);
-}
+  TEST_CASE(
+      "multi-head attention with one head equals single-head attention followed by W_O") {
+    for (const auto seed : seeds)
+      for (const auto [n, d] : shapes) {
+        attn::Rng rng(seed);
+        attn::MultiHeadParams p{
+            1, attn::random_normal(d, d, rng), attn::random_normal(d, d, rng),
+            attn::random_normal(d, d, rng), attn::random_normal(d, d, rng)};
+        const MatrixXd X = attn::random_normal(n, d, rng);
+        const MatrixXd single =
+            attn::self_attention(X, {p.W_Q, p.W_K, p.W_V, {}, {}, {}}) * p.W_O;
+        // Same arithmetic in the same order, so agreement is to the last bits.
+        CHECK(max_abs(attn::multi_head_attention(X, p) - single) <=
+              1e-12 * (1 + max_abs(single)));
+      }
+  }
+
+  TEST_CASE(
+      "multi-head attention concatenates heads that each have their own value "
+      "projection") {
+    attn::Rng rng(11);
+    const Index n = 9, d = 12, h = 3, dh = d / h;
+    attn::MultiHeadParams p{
+        h, attn::random_normal(d, d, rng), attn::random_normal(d, d, rng),
+        attn::random_normal(d, d, rng), attn::random_normal(d, d, rng)};
+    const MatrixXd X = attn::random_normal(n, d, rng);
+    MatrixXd concat(n, d), concat_v1(n, d);
+    for (Index i = 0; i < h; ++i) {
+      const MatrixXd Qi = X * p.W_Q.middleCols(i * dh, dh),
+                     Ki = X * p.W_K.middleCols(i * dh, dh);
+      concat.middleCols(i * dh, dh) =
+          attn::attention(Qi, Ki, X * p.W_V.middleCols(i * dh, dh), MatrixXd());
+      // The source's formula uses V_1 in every head:
+      concat_v1.middleCols(i * dh, dh) =
+          attn::attention(Qi, Ki, X * p.W_V.leftCols(dh), MatrixXd());
+    }
+    const MatrixXd expected = concat * p.W_O;
+    CHECK(max_abs(attn::multi_head_attention(X, p) - expected) <=
+          1e-12 * (1 + max_abs(expected)));
+    // Reusing V_1 is a different function: heads 2..h could never read the values of
+    // their own subspace.
+    CHECK(max_abs(concat_v1 * p.W_O - expected) > 0.1);
+  }
+
+  TEST_CASE("multi-head attention refuses a head count that does not divide d") {
+    attn::Rng rng(1);
+    attn::MultiHeadParams p{
+        3, attn::random_normal(8, 8, rng), attn::random_normal(8, 8, rng),
+        attn::random_normal(8, 8, rng), attn::random_normal(8, 8, rng)};
+    CHECK_THROWS_WITH_AS(attn::multi_head_attention(attn::random_normal(4, 8, rng), p),
+                         doctest::Contains("3 heads do not divide the width d = 8"),
+                         std::invalid_argument);
+  }
 
 }  // TEST_SUITE

@@ -1,11 +1,11 @@
 #include "attn/attention.hpp"
 
-#include "attn/softmax.hpp"
-
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include "attn/softmax.hpp"
 
 namespace attn {
 
@@ -23,7 +23,8 @@ std::string shape(const Eigen::Ref<const Eigen::MatrixXd>& M) {
 Eigen::MatrixXd with_bias(Eigen::MatrixXd M, const Eigen::VectorXd& b, const char* name) {
   if (b.size() == 0) return M;
   require(b.size() == M.cols(), std::string("self_attention: ") + name + " has size " +
-                                    std::to_string(b.size()) + ", expected " + std::to_string(M.cols()));
+                                    std::to_string(b.size()) + ", expected " +
+                                    std::to_string(M.cols()));
   M.rowwise() += b.transpose();
   return M;
 }
@@ -32,7 +33,8 @@ Eigen::MatrixXd with_bias(Eigen::MatrixXd M, const Eigen::VectorXd& b, const cha
 
 Eigen::MatrixXd causal_mask(Eigen::Index n) {
   Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
-  M.triangularView<Eigen::StrictlyUpper>().setConstant(-std::numeric_limits<double>::infinity());
+  M.triangularView<Eigen::StrictlyUpper>().setConstant(
+      -std::numeric_limits<double>::infinity());
   return M;
 }
 
@@ -53,7 +55,8 @@ Eigen::MatrixXd attention_weights(const Eigen::Ref<const Eigen::MatrixXd>& Q,
   return softmax_rows(logits);
 }
 
-Eigen::MatrixXd attention(const Eigen::Ref<const Eigen::MatrixXd>& Q, const Eigen::Ref<const Eigen::MatrixXd>& K,
+Eigen::MatrixXd attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
+                          const Eigen::Ref<const Eigen::MatrixXd>& K,
                           const Eigen::Ref<const Eigen::MatrixXd>& V,
                           const Eigen::Ref<const Eigen::MatrixXd>& mask) {
   require(K.rows() == V.rows(), "attention: K is " + shape(K) + " and V is " + shape(V) +
@@ -61,36 +64,41 @@ Eigen::MatrixXd attention(const Eigen::Ref<const Eigen::MatrixXd>& Q, const Eige
   return attention_weights(Q, K, mask) * V;
 }
 
-Eigen::MatrixXd self_attention(const Eigen::Ref<const Eigen::MatrixXd>& X, const AttentionParams& p,
-                               Masking masking) {
-  require(p.W_Q.rows() == X.cols() && p.W_K.rows() == X.cols() && p.W_V.rows() == X.cols(),
-          "self_attention: X is " + shape(X) + " but W_Q, W_K, W_V are " + shape(p.W_Q) + ", " +
-              shape(p.W_K) + ", " + shape(p.W_V) + " (each needs " + std::to_string(X.cols()) + " rows)");
+Eigen::MatrixXd self_attention(const Eigen::Ref<const Eigen::MatrixXd>& X,
+                               const AttentionParams& p, Masking masking) {
+  require(
+      p.W_Q.rows() == X.cols() && p.W_K.rows() == X.cols() && p.W_V.rows() == X.cols(),
+      "self_attention: X is " + shape(X) + " but W_Q, W_K, W_V are " + shape(p.W_Q) +
+          ", " + shape(p.W_K) + ", " + shape(p.W_V) + " (each needs " +
+          std::to_string(X.cols()) + " rows)");
   // [qkv]
   const Eigen::MatrixXd Q = with_bias(X * p.W_Q, p.b_Q, "b_Q");
   const Eigen::MatrixXd K = with_bias(X * p.W_K, p.b_K, "b_K");
   const Eigen::MatrixXd V = with_bias(X * p.W_V, p.b_V, "b_V");
-  const Eigen::MatrixXd mask = masking == Masking::causal ? causal_mask(X.rows()) : Eigen::MatrixXd();
+  const Eigen::MatrixXd mask =
+      masking == Masking::causal ? causal_mask(X.rows()) : Eigen::MatrixXd();
   return attention(Q, K, V, mask);
   // [qkv]
 }
 
-Eigen::MatrixXd multi_head_attention(const Eigen::Ref<const Eigen::MatrixXd>& X, const MultiHeadParams& p,
-                                     Masking masking) {
+Eigen::MatrixXd multi_head_attention(const Eigen::Ref<const Eigen::MatrixXd>& X,
+                                     const MultiHeadParams& p, Masking masking) {
   const Eigen::Index d = p.W_Q.cols();
   require(p.heads >= 1 && d % p.heads == 0,
-          "multi_head_attention: " + std::to_string(p.heads) + " heads do not divide the width d = " +
-              std::to_string(d));
+          "multi_head_attention: " + std::to_string(p.heads) +
+              " heads do not divide the width d = " + std::to_string(d));
   require(p.W_K.cols() == d && p.W_V.cols() == d && p.W_O.rows() == d,
-          "multi_head_attention: W_K, W_V need " + std::to_string(d) + " columns and W_O " +
-              std::to_string(d) + " rows");
+          "multi_head_attention: W_K, W_V need " + std::to_string(d) +
+              " columns and W_O " + std::to_string(d) + " rows");
   const Eigen::Index dh = d / p.heads;
-  const Eigen::MatrixXd mask = masking == Masking::causal ? causal_mask(X.rows()) : Eigen::MatrixXd();
+  const Eigen::MatrixXd mask =
+      masking == Masking::causal ? causal_mask(X.rows()) : Eigen::MatrixXd();
   // [multi-head]
   Eigen::MatrixXd heads(X.rows(), d);  // [C_1 ... C_h], side by side
   for (Eigen::Index i = 0; i < p.heads; ++i) {
     const auto block = [&](const Eigen::MatrixXd& W) { return W.middleCols(i * dh, dh); };
-    heads.middleCols(i * dh, dh) = attention(X * block(p.W_Q), X * block(p.W_K), X * block(p.W_V), mask);
+    heads.middleCols(i * dh, dh) =
+        attention(X * block(p.W_Q), X * block(p.W_K), X * block(p.W_V), mask);
   }
   return heads * p.W_O;
   // [multi-head]

@@ -1,12 +1,12 @@
 #include "attn/cli.hpp"
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <cstdio>
-#include <system_error>
 #include <fstream>
-#include <unistd.h>
+#include <system_error>
 
 namespace attn {
 
@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Strict parse: the whole text must be one integer that fits in T ("1e3", "12abc", "" all fail).
+// Strict parse: the whole text must be one integer that fits in T ("1e3", "12abc", "" all
+// fail).
 template <typename T>
 bool parse_integer(const std::string& text, T& value) {
   const char* end = text.data() + text.size();
@@ -27,35 +28,42 @@ bool parse_integer(const std::string& text, T& value) {
 usage_error::usage_error(const std::string& option, const std::string& message)
     : std::runtime_error(option + ": " + message) {}
 
-void add_common_options(CLI::App& app, CommonOptions& options, const fs::path& default_out) {
+void add_common_options(CLI::App& app, CommonOptions& options,
+                        const fs::path& default_out) {
   options.out = default_out;
   app.add_option("--seed", options.seed,
-                 "random seed, an integer in [0, 2^64-1]; the same seed gives the same results.json")
+                 "random seed, an integer in [0, 2^64-1]; the same seed gives the same "
+                 "results.json")
       ->capture_default_str()
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             std::uint64_t parsed = 0;
             if (!parse_integer(text, parsed))
-              return fmt::format("must be an integer in [0, 18446744073709551615] (got '{}')", text);
+              return fmt::format(
+                  "must be an integer in [0, 18446744073709551615] (got '{}')", text);
             return {};
           },
           "", "seed"));
-  app.add_option("--out", options.out, "output directory (results.json, CSV, SVG, output.txt)")
+  app.add_option("--out", options.out,
+                 "output directory (results.json, CSV, SVG, output.txt)")
       ->capture_default_str();
   app.add_flag("--quick", options.quick, "small sizes: a run of a few seconds");
 }
 
-CLI::Option* add_int_option(CLI::App& app, const std::string& name, long& value, long lo, long hi,
-                            const std::string& description) {
-  // A transform instead of CLI::Range so that the error names the option, its range and the input.
+CLI::Option* add_int_option(CLI::App& app, const std::string& name, long& value, long lo,
+                            long hi, const std::string& description) {
+  // A transform instead of CLI::Range so that the error names the option, its range and
+  // the input.
   return app
-      .add_option(name, value, fmt::format("{} (an integer in [{}, {}])", description, lo, hi))
+      .add_option(name, value,
+                  fmt::format("{} (an integer in [{}, {}])", description, lo, hi))
       ->capture_default_str()
       ->check(CLI::Validator(
           [name, lo, hi](std::string& text) -> std::string {
             long parsed = 0;
             if (!parse_integer(text, parsed) || parsed < lo || parsed > hi)
-              return fmt::format("must be an integer in [{}, {}] (got '{}')", lo, hi, text);
+              return fmt::format("must be an integer in [{}, {}] (got '{}')", lo, hi,
+                                 text);
             return {};
           },
           "", "range"));
@@ -64,10 +72,13 @@ CLI::Option* add_int_option(CLI::App& app, const std::string& name, long& value,
 void prepare_out_dir(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw usage_error("--out", "cannot create directory '" + dir.string() + "': " + ec.message());
+  if (ec)
+    throw usage_error("--out",
+                      "cannot create directory '" + dir.string() + "': " + ec.message());
   const fs::path probe = dir / (".probe-" + std::to_string(::getpid()));
   std::ofstream(probe) << "";
-  if (!fs::exists(probe)) throw usage_error("--out", "directory '" + dir.string() + "' is not writable");
+  if (!fs::exists(probe))
+    throw usage_error("--out", "directory '" + dir.string() + "' is not writable");
   fs::remove(probe, ec);
 }
 

@@ -1,15 +1,15 @@
 #include "attn/output.hpp"
 
 #include <fmt/core.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <spawn.h>
 #include <stdexcept>
-#include <sys/wait.h>
-#include <unistd.h>
 
 extern char** environ;
 
@@ -20,12 +20,14 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path temporary_name(const fs::path& path) {
-  return path.parent_path() / (".tmp-" + std::to_string(::getpid()) + "-" + path.filename().string());
+  return path.parent_path() /
+         (".tmp-" + std::to_string(::getpid()) + "-" + path.filename().string());
 }
 
 std::string cell_text(const CsvCell& cell) {
   if (const double* x = std::get_if<double>(&cell)) {
-    if (!std::isfinite(*x)) throw std::runtime_error("write_csv: refusing to write a NaN or infinite number");
+    if (!std::isfinite(*x))
+      throw std::runtime_error("write_csv: refusing to write a NaN or infinite number");
     return fmt::format("{:.17g}", *x);
   }
   return std::get<std::string>(cell);
@@ -37,7 +39,8 @@ void check_finite(const nlohmann::ordered_json& j, const std::string& where) {
   if (j.is_object())
     for (const auto& [key, value] : j.items()) check_finite(value, where + "." + key);
   if (j.is_array())
-    for (std::size_t i = 0; i < j.size(); ++i) check_finite(j[i], where + "[" + std::to_string(i) + "]");
+    for (std::size_t i = 0; i < j.size(); ++i)
+      check_finite(j[i], where + "[" + std::to_string(i) + "]");
 }
 
 }  // namespace
@@ -51,7 +54,8 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
     if (!out) {
       std::error_code ignored;
       fs::remove(tmp, ignored);
-      throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
+      throw std::runtime_error("cannot write " + path.string() + ": " +
+                               std::strerror(errno));
     }
   }
   fs::rename(tmp, path);
@@ -70,9 +74,9 @@ void write_csv(const fs::path& path, const std::vector<std::string>& header,
   append_line(header, [](const std::string& s) { return s; });
   for (const auto& row : rows) {
     if (row.size() != header.size())
-      throw std::invalid_argument("write_csv: a row of " + path.filename().string() + " has " +
-                                  std::to_string(row.size()) + " cells, the header " +
-                                  std::to_string(header.size()));
+      throw std::invalid_argument("write_csv: a row of " + path.filename().string() +
+                                  " has " + std::to_string(row.size()) +
+                                  " cells, the header " + std::to_string(header.size()));
     append_line(row, cell_text);
   }
   write_file_atomic(path, text);
@@ -82,7 +86,8 @@ void write_csv(const fs::path& path, const std::vector<std::string>& header,
                const Eigen::Ref<const Eigen::MatrixXd>& data) {
   std::vector<std::vector<CsvCell>> rows(static_cast<std::size_t>(data.rows()));
   for (Eigen::Index i = 0; i < data.rows(); ++i)
-    for (Eigen::Index j = 0; j < data.cols(); ++j) rows[static_cast<std::size_t>(i)].emplace_back(data(i, j));
+    for (Eigen::Index j = 0; j < data.cols(); ++j)
+      rows[static_cast<std::size_t>(i)].emplace_back(data(i, j));
   write_csv(path, header, rows);
 }
 
@@ -106,13 +111,18 @@ bool render_figure(const fs::path& dir, const std::string& name) {
   argv.push_back(nullptr);
 
   pid_t pid = 0;
-  const int spawn_error = ::posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv.data(), environ);
+  const int spawn_error =
+      ::posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv.data(), environ);
   if (spawn_error == ENOENT) {
-    fmt::print(stderr, "note: gnuplot is not installed, so {}.svg was not drawn (its data is in {})\n", name,
-               csv.string());
+    fmt::print(
+        stderr,
+        "note: gnuplot is not installed, so {}.svg was not drawn (its data is in {})\n",
+        name, csv.string());
     return false;
   }
-  if (spawn_error != 0) throw std::runtime_error("cannot start gnuplot: " + std::string(std::strerror(spawn_error)));
+  if (spawn_error != 0)
+    throw std::runtime_error("cannot start gnuplot: " +
+                             std::string(std::strerror(spawn_error)));
   int status = 0;
   ::waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !fs::exists(tmp)) {

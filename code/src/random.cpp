@@ -15,7 +15,8 @@ double standard_normal(Rng& rng) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
-Eigen::MatrixXd random_normal(Eigen::Index rows, Eigen::Index cols, Rng& rng, double sigma) {
+Eigen::MatrixXd random_normal(Eigen::Index rows, Eigen::Index cols, Rng& rng,
+                              double sigma) {
   // Both outputs of each Box-Muller pair are used: half the logarithms and square roots.
   Eigen::MatrixXd M(rows, cols);
   double* x = M.data();  // column-major: filled column by column
@@ -29,7 +30,8 @@ Eigen::MatrixXd random_normal(Eigen::Index rows, Eigen::Index cols, Rng& rng, do
   return M;
 }
 
-Eigen::MatrixXd random_uniform(Eigen::Index rows, Eigen::Index cols, Rng& rng, double lo, double hi) {
+Eigen::MatrixXd random_uniform(Eigen::Index rows, Eigen::Index cols, Rng& rng, double lo,
+                               double hi) {
   Eigen::MatrixXd M(rows, cols);
   for (Eigen::Index j = 0; j < cols; ++j)
     for (Eigen::Index i = 0; i < rows; ++i) M(i, j) = lo + (hi - lo) * uniform01(rng);

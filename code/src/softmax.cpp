@@ -15,12 +15,14 @@ Eigen::MatrixXd softmax_rows(const Eigen::Ref<const Eigen::MatrixXd>& Z) {
     for (Eigen::Index j = 0; j < Z.cols(); ++j) {
       const double z = Z(i, j);
       if (std::isnan(z) || z == inf)
-        throw std::invalid_argument("softmax: row " + std::to_string(i) + " has a NaN or +inf logit");
+        throw std::invalid_argument("softmax: row " + std::to_string(i) +
+                                    " has a NaN or +inf logit");
       m = std::max(m, z);
     }
     if (m == -inf)
-      throw std::invalid_argument("softmax: row " + std::to_string(i) +
-                                  " is fully masked (every logit is -inf), so its weights would be 0/0");
+      throw std::invalid_argument(
+          "softmax: row " + std::to_string(i) +
+          " is fully masked (every logit is -inf), so its weights would be 0/0");
     // [softmax-stable]
     // Subtracting the row maximum changes nothing mathematically (the factor e^{-m}
     // cancels) but keeps every exponent <= 0: no overflow, and the sum is >= 1.

@@ -1,7 +1,6 @@
 // Library tests: output files are exact, atomic, and never hold NaN.
-#include "attn/output.hpp"
-
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -9,13 +8,15 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
-#include <unistd.h>
+
+#include "attn/output.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("attn-test-" + name + "-" + std::to_string(::getpid()));
+  const fs::path dir = fs::temp_directory_path() /
+                       ("attn-test-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -29,46 +30,46 @@ std::string read(const fs::path& p) {
 }  // namespace
 
 TEST_SUITE("lib") {
-
-TEST_CASE("CSV numbers read back exactly") {
-  const fs::path dir = fresh_dir("csv");
-  Eigen::MatrixXd M{{0.1, 1.0 / 3.0}, {-2.5e-300, 6.02214076e23}};
-  attn::write_csv(dir / "m.csv", {"a", "b"}, M);
-  std::istringstream in(read(dir / "m.csv"));
-  std::string header, line;
-  std::getline(in, header);
-  CHECK(header == "a,b");
-  for (int i = 0; i < 2; ++i) {
-    std::getline(in, line);
-    const auto comma = line.find(',');
-    CHECK(std::strtod(line.substr(0, comma).c_str(), nullptr) == M(i, 0));
-    CHECK(std::strtod(line.substr(comma + 1).c_str(), nullptr) == M(i, 1));
+  TEST_CASE("CSV numbers read back exactly") {
+    const fs::path dir = fresh_dir("csv");
+    Eigen::MatrixXd M{{0.1, 1.0 / 3.0}, {-2.5e-300, 6.02214076e23}};
+    attn::write_csv(dir / "m.csv", {"a", "b"}, M);
+    std::istringstream in(read(dir / "m.csv"));
+    std::string header, line;
+    std::getline(in, header);
+    CHECK(header == "a,b");
+    for (int i = 0; i < 2; ++i) {
+      std::getline(in, line);
+      const auto comma = line.find(',');
+      CHECK(std::strtod(line.substr(0, comma).c_str(), nullptr) == M(i, 0));
+      CHECK(std::strtod(line.substr(comma + 1).c_str(), nullptr) == M(i, 1));
+    }
+    fs::remove_all(dir);
   }
-  fs::remove_all(dir);
-}
 
-TEST_CASE("results are never written with NaN, and a refused write leaves no file") {
-  const fs::path dir = fresh_dir("json");
-  nlohmann::ordered_json j;
-  j["good"] = 1.5;
-  j["bad"] = std::numeric_limits<double>::quiet_NaN();
-  CHECK_THROWS_WITH_AS(attn::write_json(dir / "results.json", j), doctest::Contains("bad is NaN"),
-                       std::runtime_error);
-  CHECK(fs::is_empty(dir));
-  Eigen::MatrixXd M{{std::numeric_limits<double>::infinity()}};
-  CHECK_THROWS_AS(attn::write_csv(dir / "m.csv", {"x"}, M), std::runtime_error);
-  CHECK(fs::is_empty(dir));
-  fs::remove_all(dir);
-}
+  TEST_CASE("results are never written with NaN, and a refused write leaves no file") {
+    const fs::path dir = fresh_dir("json");
+    nlohmann::ordered_json j;
+    j["good"] = 1.5;
+    j["bad"] = std::numeric_limits<double>::quiet_NaN();
+    CHECK_THROWS_WITH_AS(attn::write_json(dir / "results.json", j),
+                         doctest::Contains("bad is NaN"), std::runtime_error);
+    CHECK(fs::is_empty(dir));
+    Eigen::MatrixXd M{{std::numeric_limits<double>::infinity()}};
+    CHECK_THROWS_AS(attn::write_csv(dir / "m.csv", {"x"}, M), std::runtime_error);
+    CHECK(fs::is_empty(dir));
+    fs::remove_all(dir);
+  }
 
-TEST_CASE("an atomic write replaces the file whole and leaves no temporary behind") {
-  const fs::path dir = fresh_dir("atomic");
-  attn::write_file_atomic(dir / "f.txt", "old contents\n");
-  attn::write_file_atomic(dir / "f.txt", "new\n");
-  CHECK(read(dir / "f.txt") == "new\n");
-  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
-  CHECK_THROWS_AS(attn::write_file_atomic(dir / "missing-subdir" / "f.txt", "x"), std::exception);
-  fs::remove_all(dir);
-}
+  TEST_CASE("an atomic write replaces the file whole and leaves no temporary behind") {
+    const fs::path dir = fresh_dir("atomic");
+    attn::write_file_atomic(dir / "f.txt", "old contents\n");
+    attn::write_file_atomic(dir / "f.txt", "new\n");
+    CHECK(read(dir / "f.txt") == "new\n");
+    CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
+    CHECK_THROWS_AS(attn::write_file_atomic(dir / "missing-subdir" / "f.txt", "x"),
+                    std::exception);
+    fs::remove_all(dir);
+  }
 
 }  // TEST_SUITE

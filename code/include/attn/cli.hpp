@@ -2,11 +2,11 @@
 /// \file cli.hpp
 /// \brief The command-line contract every chapter program keeps.
 ///
-/// `--help` lists every option with its default; bad input gets one line on stderr naming the
-/// option and what it accepts, and exit code 2; `--out` is checked before any work starts.
+/// `--help` lists every option with its default; bad input gets one line on stderr naming
+/// the option and what it accepts, and exit code 2; `--out` is checked before any work
+/// starts.
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -22,24 +22,27 @@ struct usage_error : std::runtime_error {
 
 /// \brief Options every chapter program has.
 struct CommonOptions {
-  std::uint64_t seed = 1;      ///< `--seed`: every random draw of the run follows from it
-  std::filesystem::path out;   ///< `--out`: output directory
-  bool quick = false;          ///< `--quick`: small sizes, a run of seconds
+  std::uint64_t seed = 1;     ///< `--seed`: every random draw of the run follows from it
+  std::filesystem::path out;  ///< `--out`: output directory
+  bool quick = false;         ///< `--quick`: small sizes, a run of seconds
 };
 
 /// \brief Adds `--seed`, `--out` (default `default_out`) and `--quick` to `app`.
-void add_common_options(CLI::App& app, CommonOptions& options, const std::filesystem::path& default_out);
+void add_common_options(CLI::App& app, CommonOptions& options,
+                        const std::filesystem::path& default_out);
 
-/// \brief Adds an integer option that must lie in \f$ [lo, hi] \f$; --help shows the range.
-CLI::Option* add_int_option(CLI::App& app, const std::string& name, long& value, long lo, long hi,
-                            const std::string& description);
+/// \brief Adds an integer option that must lie in \f$ [lo, hi] \f$; --help shows the
+/// range.
+CLI::Option* add_int_option(CLI::App& app, const std::string& name, long& value, long lo,
+                            long hi, const std::string& description);
 
 /// \brief Creates `dir` (with parents) and proves it writable.
 /// \throws usage_error for `--out` otherwise, before the program has written anything.
 void prepare_out_dir(const std::filesystem::path& dir);
 
 /// \brief Parses the command line, then runs `body`. Returns the process exit code:
-/// 0 on success or `--help`; 2 on a usage error (one line on stderr); 1 on any other failure.
+/// 0 on success or `--help`; 2 on a usage error (one line on stderr); 1 on any other
+/// failure.
 int run_program(CLI::App& app, int argc, char** argv, const std::function<void()>& body);
 
 }  // namespace attn

@@ -1,14 +1,15 @@
 #pragma once
 /// \file output.hpp
-/// \brief What every chapter program writes: CSV data, results.json, SVG figures — atomically.
+/// \brief What every chapter program writes: CSV data, results.json, SVG figures —
+/// atomically.
 ///
-/// A reader of a program's output directory never sees a half-written file: each file is written
-/// to a temporary name in the same directory and renamed into place, which POSIX makes atomic.
+/// A reader of a program's output directory never sees a half-written file: each file is
+/// written to a temporary name in the same directory and renamed into place, which POSIX
+/// makes atomic.
 
 #include <Eigen/Dense>
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -20,10 +21,12 @@ namespace attn {
 /// \throws std::runtime_error naming the path if it cannot be written.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
-/// A CSV cell: a number (written with 17 significant digits, so it reads back exactly) or a label.
+/// A CSV cell: a number (written with 17 significant digits, so it reads back exactly) or
+/// a label.
 using CsvCell = std::variant<double, std::string>;
 
-/// \brief Writes a CSV file with a header line; every row must have as many cells as the header.
+/// \brief Writes a CSV file with a header line; every row must have as many cells as the
+/// header.
 void write_csv(const std::filesystem::path& path, const std::vector<std::string>& header,
                const std::vector<std::vector<CsvCell>>& rows);
 
@@ -32,13 +35,15 @@ void write_csv(const std::filesystem::path& path, const std::vector<std::string>
                const Eigen::Ref<const Eigen::MatrixXd>& data);
 
 /// \brief Writes `results.json`-style output: pretty-printed, keys in insertion order.
-/// \throws std::runtime_error if a number is NaN or infinite (JSON cannot hold it; never silently).
+/// \throws std::runtime_error if a number is NaN or infinite (JSON cannot hold it; never
+/// silently).
 void write_json(const std::filesystem::path& path, const nlohmann::ordered_json& value);
 
-/// \brief Renders `figures/<name>.gp` with gnuplot: reads `<dir>/<name>.csv`, writes `<dir>/<name>.svg`.
+/// \brief Renders `figures/<name>.gp` with gnuplot: reads `<dir>/<name>.csv`, writes
+/// `<dir>/<name>.svg`.
 ///
-/// The script receives the variables `in` and `out`. Returns false (after one line on stderr)
-/// when gnuplot is not installed; throws if gnuplot fails on the script.
+/// The script receives the variables `in` and `out`. Returns false (after one line on
+/// stderr) when gnuplot is not installed; throws if gnuplot fails on the script.
 bool render_figure(const std::filesystem::path& dir, const std::string& name);
 
 }  // namespace attn
