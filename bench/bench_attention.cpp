@@ -64,6 +64,22 @@ BENCHMARK(BM_attention_forward)
     ->Range(256, 4096)
     ->Unit(benchmark::kMillisecond);
 
+// Multi-head self-attention at n = 1024, d = 256 for 1..32 heads (chapter 01, exercise 5):
+// the matrix products cost the same for every head count, the softmax work grows with it.
+void BM_multi_head(benchmark::State& state) {
+  const Eigen::Index n = 1024, width = 256;
+  attn::Rng rng(4);
+  attn::MultiHeadParams p{state.range(0), attn::random_normal(width, width, rng),
+                          attn::random_normal(width, width, rng),
+                          attn::random_normal(width, width, rng),
+                          attn::random_normal(width, width, rng)};
+  const Eigen::MatrixXd X = attn::random_normal(n, width, rng, 1.0 / 16);
+  for (auto _ : state) benchmark::DoNotOptimize(attn::multi_head_attention(X, p).data());
+  // 4 projections (8 n d^2) + scores and weighted values (4 n^2 d), whatever the head count.
+  set_flops(state, 8.0 * n * width * width + 4.0 * n * n * width);
+}
+BENCHMARK(BM_multi_head)->Arg(1)->Arg(8)->Arg(32)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -19,6 +19,7 @@
 #include "attn/output.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
+#include "toy.hpp"
 
 namespace {
 
@@ -48,38 +49,27 @@ void say(std::string& text, fmt::format_string<Args...> format, Args&&... args) 
 // ------------------------------------------------------------------------------------
 // 1. Dot product versus distance, on the 2-D toy embeddings of the source's picture.
 void dot_versus_distance(std::string& text, json& results) {
-  const std::vector<std::string> words{"red",  "blue",     "green", "yellow", "fast",
-                                       "slow", "fragrant", "table", "chair",  "dog",
-                                       "cat",  "leopard",  "deer",  "horse"};
-  MatrixXd E(14, 2);
-  // clang-format off
-  E <<  1,  1,   1,  2,   2,  1,   2,  2,     // red, blue, green, yellow
-       -1, -1,  -2, -1,  -2, -2,              // fast, slow, fragrant
-       -2,  1,  -1,  1,                       // table, chair
-        1, -1,   2, -1,   3, -1,   2, -2,   1, -2;  // dog, cat, leopard, deer, horse
-  // clang-format on
+  const MatrixXd E = ch01::word_embeddings();
   const Index cat = 10;
   // [dot-vs-distance]
-  const VectorXd q = E.row(cat).transpose();
-  const VectorXd dots = E * q;  // a·q for every word a
-  const VectorXd sq_dist =
-      (E.rowwise() - q.transpose()).rowwise().squaredNorm();  // ||a - q||^2
-  const VectorXd identity =
-      E.rowwise().squaredNorm() + VectorXd::Constant(14, q.squaredNorm()) - 2 * dots;
+  const VectorXd q = E.row(cat).transpose();  // the query: cat
+  const VectorXd dots = E * q;                // a.q, every word a
+  const VectorXd sq_dist = (E.rowwise() - q.transpose()).rowwise().squaredNorm();
+  const VectorXd norms_sq = E.rowwise().squaredNorm();  // |a|^2
+  const VectorXd identity = norms_sq.array() + q.squaredNorm() - 2 * dots.array();
   // [dot-vs-distance]
   say(text, "1. Dot product vs distance, query = cat (2, -1)\n");
   say(text, "   {:<9} {:>8} {:>8} {:>10}\n", "word", "a.q", "|a-q|^2", "|a|^2");
-  for (Index i = 0; i < 14; ++i)
-    say(text, "   {:<9} {:>8.0f} {:>8.0f} {:>10.0f}\n",
-        words[static_cast<std::size_t>(i)], dots(i), sq_dist(i), E.row(i).squaredNorm());
+  for (Index i = 0; i < E.rows(); ++i)
+    say(text, "   {:<9} {:>8.0f} {:>8.0f} {:>10.0f}\n", ch01::words[std::size_t(i)],
+        dots(i), sq_dist(i), norms_sq(i));
   Index best_dot = 0, best_dist = 0;
   dots.maxCoeff(&best_dot);
   sq_dist.minCoeff(&best_dist);
   const double residual = (identity - sq_dist).cwiseAbs().maxCoeff();
-  say(text,
-      "   largest a.q: {}; smallest distance: {}; max |identity residual| = {:.1e}\n\n",
-      words[static_cast<std::size_t>(best_dot)],
-      words[static_cast<std::size_t>(best_dist)], residual);
+  say(text, "   largest a.q: {}; smallest distance: {}\n",
+      ch01::words[std::size_t(best_dot)], ch01::words[std::size_t(best_dist)]);
+  say(text, "   max |(|a|^2 + |q|^2 - 2 a.q) - |a-q|^2| = {:.1e}\n\n", residual);
   results["dot_vs_distance_identity_residual"] = residual;
   results["cat_dot_cat"] = dots(cat);
   results["cat_dot_leopard"] = dots(11);
@@ -87,50 +77,28 @@ void dot_versus_distance(std::string& text, json& results) {
 
 // ------------------------------------------------------------------------------------
 // 2. Context as a weighted average: the source's hand-written causal weight table.
-// Toy embeddings (d = 4) for the six tokens of 今天天气很好, "the weather is very good
-// today".
-const std::vector<std::string> sentence{"jin", "tian", "tian", "qi", "hen", "hao"};
-
-MatrixXd sentence_embeddings() {
-  MatrixXd X(6, 4);
-  X << 2, 0, 2, 0,  // jin  (today)
-      2, 2, 0, 0,   // tian (day)
-      2, 2, 0, 0,   // tian (day): the same token, so the same row
-      0, 2, 0, 2,   // qi   (air, weather)
-      0, 0, 2, -2,  // hen  (very)
-      0, 0, 2, 2;   // hao  (good)
-  return X;
-}
-
 void weight_table(std::string& text, json& results) {
-  MatrixXd W(6, 6);  // as printed in the source (seed 004)
-  // clang-format off
-  W << 1,    0,    0,    0,    0,    0,
-       0.5,  0.5,  0,    0,    0,    0,
-       0.25, 0.25, 0.5,  0,    0,    0,
-       0.1,  0.2,  0.3,  0.4,  0,    0,
-       0.05, 0.1,  0.25, 0.27, 0.33, 0,
-       0.05, 0.05, 0.1,  0.2,  0.3,  0.5;
-  // clang-format on
-  const MatrixXd X = sentence_embeddings();
+  const MatrixXd W = ch01::seed_weight_table();
+  const MatrixXd X = ch01::sentence_embeddings();
   // [weighted-average]
   // Row t of C is c_t = sum_i w_ti x_i over i <= t (W is lower triangular).
   const MatrixXd C = W * X;
   const VectorXd row_sums = W.rowwise().sum();
   // [weighted-average]
-  say(text, "2. The source's causal weight table\n   row sums:");
+  say(text, "2. The source's causal weight table W and toy embeddings X (6 x 4)\n");
+  for (Index t = 0; t < 6; ++t)
+    say(text, "   x_{} = [{:>2.0f}, {:>2.0f}, {:>2.0f}, {:>2.0f}]  {}\n", t, X(t, 0),
+        X(t, 1), X(t, 2), X(t, 3), ch01::sentence[std::size_t(t)]);
+  say(text, "   row sums of W:");
   for (Index t = 0; t < 6; ++t) say(text, " {:.2f}", row_sums(t));
   say(text,
-      "\n   context of the second 'tian', c_2 = 0.25 x_0 + 0.25 x_1 + 0.5 x_2 = [{:.2f}, "
-      "{:.2f}, {:.2f}, {:.2f}]\n",
+      "\n   c_2 = 0.25 x_0 + 0.25 x_1 + 0.5 x_2 = [{:.2f}, {:.2f}, {:.2f}, {:.2f}]\n",
       C(2, 0), C(2, 1), C(2, 2), C(2, 3));
-  say(text,
-      "   last row sums to {:.2f}, not 1: its context is scaled by 1.2; normalised it "
-      "would be\n",
-      row_sums(5));
   const VectorXd c5 = C.row(5).transpose() / row_sums(5);
-  say(text, "   c_5 / 1.2 = [{:.4f}, {:.4f}, {:.4f}, {:.4f}]\n\n", c5(0), c5(1), c5(2),
-      c5(3));
+  say(text,
+      "   the last row sums to {:.2f}, so c_5 is inflated; c_5 / {:.1f} =", row_sums(5),
+      row_sums(5));
+  say(text, " [{:.4f}, {:.4f}, {:.4f}, {:.4f}]\n\n", c5(0), c5(1), c5(2), c5(3));
   for (Index t = 0; t < 6; ++t)
     results[fmt::format("seed_table_row_sum_{}", t)] = row_sums(t);
   for (Index j = 0; j < 4; ++j) results[fmt::format("context_c2_{}", j)] = C(2, j);
@@ -140,27 +108,27 @@ void weight_table(std::string& text, json& results) {
 // 3. Causal softmax attention on the toy sentence (W_Q = W_K = W_V = I): the heatmap
 // figure.
 void causal_sentence(const std::filesystem::path& out, std::string& text, json& results) {
-  const MatrixXd X = sentence_embeddings();
+  const MatrixXd X = ch01::sentence_embeddings();
   // [causal-toy]
   const MatrixXd A = attn::attention_weights(X, X, attn::causal_mask(X.rows()));
-  const MatrixXd C = A * X;  // each row a weighted average of the rows at or before it
+  const MatrixXd C = A * X;  // row t: a weighted average of rows 0..t
   // [causal-toy]
   std::vector<std::vector<attn::CsvCell>> rows;
   for (Index t = 0; t < 6; ++t)
     for (Index i = 0; i < 6; ++i)
       rows.push_back({static_cast<double>(t), static_cast<double>(i), A(t, i),
-                      sentence[static_cast<std::size_t>(t)],
-                      sentence[static_cast<std::size_t>(i)], static_cast<double>(i > t)});
+                      ch01::sentence[std::size_t(t)], ch01::sentence[std::size_t(i)],
+                      static_cast<double>(i > t)});
   attn::write_csv(out / "01-causal-weights.csv",
                   {"query", "key", "weight", "query_token", "key_token", "masked"}, rows);
   say(text,
       "3. Causal softmax attention on the toy sentence, A = softmax(X X^T / sqrt(4) + "
       "M)\n");
   say(text, "   {:>6}", "");
-  for (const auto& w : sentence) say(text, " {:>6}", w);
+  for (const auto& w : ch01::sentence) say(text, " {:>6}", w);
   say(text, "\n");
   for (Index t = 0; t < 6; ++t) {
-    say(text, "   {:>6}", sentence[static_cast<std::size_t>(t)]);
+    say(text, "   {:>6}", ch01::sentence[std::size_t(t)]);
     for (Index i = 0; i < 6; ++i) say(text, " {:>6.3f}", A(t, i));
     say(text, "\n");
   }
@@ -254,12 +222,11 @@ void saturation(const Options& o, attn::Rng& rng, const std::filesystem::path& o
       // [saturation]
       const VectorXd p = attn::softmax(s * Z.row(r).transpose());
       H(r) = attn::entropy(p);
-      // J = diag(p) - p p^T is symmetric positive semi-definite: its 2-norm is its top
-      // eigenvalue.
-      J(r) = Eigen::SelfAdjointEigenSolver<MatrixXd>(attn::softmax_jacobian(p),
-                                                     Eigen::EigenvaluesOnly)
-                 .eigenvalues()
-                 .maxCoeff();
+      // J = diag(p) - p p^T is symmetric positive semi-definite:
+      // its 2-norm is its largest eigenvalue.
+      const MatrixXd Jp = attn::softmax_jacobian(p);
+      using Solver = Eigen::SelfAdjointEigenSolver<MatrixXd>;
+      J(r) = Solver(Jp, Eigen::EigenvaluesOnly).eigenvalues().maxCoeff();
       // [saturation]
     }
     table.row(k) << s, quantile(H, 0.5), quantile(H, 0.1), quantile(H, 0.9),

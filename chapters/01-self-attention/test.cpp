@@ -15,6 +15,7 @@
 #include "attn/attention.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
+#include "toy.hpp"
 
 using Eigen::Index;
 using Eigen::MatrixXd;
@@ -50,25 +51,18 @@ TEST_SUITE("ch01") {
       }
   }
 
-  TEST_CASE("the largest dot product with 'cat' is 'leopard', the nearest word is not") {
-    // The 2-D toy embeddings of chapter 01: cat = (2,-1), leopard = (3,-1), dog = (1,-1).
-    const VectorXd cat{{2, -1}}, leopard{{3, -1}}, dog{{1, -1}};
-    CHECK(leopard.dot(cat) >
-          cat.dot(cat));  // 7 > 5: a longer vector wins the dot product
-    CHECK((leopard - cat).norm() ==
-          doctest::Approx((dog - cat).norm()));  // both at distance 1
+  TEST_CASE("the largest dot product with cat is leopard while the nearest word is cat") {
+    const MatrixXd E = ch01::word_embeddings();
+    const VectorXd cat = E.row(10).transpose();
+    Index best_dot = 0, nearest = 0;
+    (E * cat).maxCoeff(&best_dot);
+    (E.rowwise() - cat.transpose()).rowwise().squaredNorm().minCoeff(&nearest);
+    CHECK(ch01::words[std::size_t(best_dot)] == "leopard");  // 7 > deer 6 > cat itself 5
+    CHECK(ch01::words[std::size_t(nearest)] == "cat");
   }
 
   TEST_CASE("the source's weight table: its last row sums to 1.2, not 1") {
-    MatrixXd W(6, 6);
-    // clang-format off
-    W << 1,    0,    0,    0,    0,    0,
-         0.5,  0.5,  0,    0,    0,    0,
-         0.25, 0.25, 0.5,  0,    0,    0,
-         0.1,  0.2,  0.3,  0.4,  0,    0,
-         0.05, 0.1,  0.25, 0.27, 0.33, 0,
-         0.05, 0.05, 0.1,  0.2,  0.3,  0.5;
-    // clang-format on
+    const MatrixXd W = ch01::seed_weight_table();
     const VectorXd sums = W.rowwise().sum();
     for (Index t = 0; t < 5; ++t) CHECK(sums(t) == doctest::Approx(1.0).epsilon(1e-14));
     CHECK(sums(5) == doctest::Approx(1.2).epsilon(1e-14));
@@ -202,38 +196,49 @@ TEST_SUITE("ch01") {
     }
   }
 
-  TEST_CASE(
-      "Var(q.k) = d for q and k with unit-variance entries, and 1 after dividing by "
-      "sqrt(d)") {
+  TEST_CASE("Var(q.k) = d for q and k with unit-variance entries") {
     // q.k = sum of d products q_i k_i, each with mean 0, variance 1 and fourth moment 9,
-    // so Var(q.k) = d and the fourth central moment is 3d^2 + 6d. The sample variance of
-    // S draws has standard error sqrt((3d^2 + 6d - d^2) / S). With S = 20000 that is
-    // about 1% of d: a scaling by 1/d instead of 1/sqrt(d), or a variance of d/2 or 2d,
-    // misses by hundreds of standard errors.
+    // so Var(q.k) = d and the fourth central moment of q.k is 3d^2 + 6d. The sample
+    // variance of S draws has standard error sqrt((3d^2 + 6d - d^2) / S), about 1% of d
+    // for S = 20000: a variance of d/2, 2d, sqrt(d) or 1 misses by far more than 4 of
+    // them.
     attn::Rng rng(2024);
     const long S = 20000;
     for (const long d : {4, 16, 64, 256}) {
-      double sum = 0, sum_sq = 0, sum_scaled_sq = 0;
+      double sum = 0, sum_sq = 0;
       for (long s = 0; s < S; ++s) {
-        const VectorXd q = attn::random_normal(d, 1, rng),
-                       k = attn::random_normal(d, 1, rng);
+        const VectorXd q = attn::random_normal(d, 1, rng);
+        const VectorXd k = attn::random_normal(d, 1, rng);
         const double x = q.dot(k);
         sum += x;
         sum_sq += x * x;
-        sum_scaled_sq += x * x / d;
       }
       const double mean = sum / S;
       const double var = (sum_sq - S * mean * mean) / (S - 1);
-      const double var_scaled = (sum_scaled_sq - S * mean * mean / d) / (S - 1);
       const double se = std::sqrt((2.0 * d * d + 6.0 * d) / S);
       CAPTURE(d);
       CHECK(std::abs(var - d) <= 4 * se);
-      CHECK(std::abs(var_scaled - 1.0) <= 4 * se / d);
+      CHECK(std::abs(mean) <= 4 * std::sqrt(double(d) / S));  // E[q.k] = 0
     }
   }
 
-  TEST_CASE(
-      "without the sqrt(d) scale softmax saturates at large d and with it it does not") {
+  TEST_CASE("attention divides the scores by sqrt(d_k)") {
+    // The reference is computed here without the library: exp of the scaled scores,
+    // normalised per row.
+    for (const auto seed : seeds)
+      for (const Index dk : {1, 2, 16, 64}) {
+        attn::Rng rng(seed);
+        const MatrixXd Q = attn::random_normal(5, dk, rng);
+        const MatrixXd K = attn::random_normal(7, dk, rng);
+        MatrixXd expected = (Q * K.transpose() / std::sqrt(double(dk))).array().exp();
+        expected = expected.array().colwise() / expected.rowwise().sum().array();
+        CAPTURE(dk);
+        // Scores are at most ~5 here; exp turns their rounding into ~1e-15 relative.
+        CHECK(max_abs(attn::attention_weights(Q, K, MatrixXd()) - expected) <= 1e-13);
+      }
+  }
+
+  TEST_CASE("softmax saturates at large d without the sqrt(d) scale but not with it") {
     attn::Rng rng(99);
     const Index d = 512, n = 16;
     const int S = 500;
@@ -268,9 +273,12 @@ TEST_SUITE("ch01") {
           zm(j) -= h;
           J_fd.col(j) = (attn::softmax(zp) - attn::softmax(zm)) / (2 * h);
         }
-        // Central differences: truncation ~h^2 * |p'''| <= 1e-10, rounding ~eps / h ~
-        // 2e-11.
+        // Central differences: truncation ~h^2 |p'''| <= 1e-10, rounding ~eps/h ~ 2e-11.
         CHECK(max_abs(J - J_fd) <= 1e-8);
+        // Symmetric and positive semi-definite: u^T J u = Var_p(u) >= 0.
+        CHECK(max_abs(J - J.transpose()) == 0.0);
+        CHECK(Eigen::SelfAdjointEigenSolver<MatrixXd>(J).eigenvalues().minCoeff() >=
+              -1e-15);
       }
   }
 
@@ -289,8 +297,8 @@ TEST_SUITE("ch01") {
             Eigen::SelfAdjointEigenSolver<MatrixXd>(J, Eigen::EigenvaluesOnly)
                 .eigenvalues()
                 .maxCoeff();
-        // J is positive semi-definite, so ||J||_2 <= trace J = sum p_i (1 - p_i) <= 2 (1
-        // - p_top), and 1 - p_top <= (n - 1) e^{-s g}.
+        // J is positive semi-definite, so ||J||_2 <= trace J = sum p_i (1 - p_i), which
+        // is <= 2 (1 - p_top), and 1 - p_top <= (n - 1) e^{-s g} with the gap g >= 1.
         CAPTURE(s);
         CHECK(norm <= 2.0 * (n - 1) * std::exp(-s * 1.0) * (1 + 1e-12) + 1e-300);
         CHECK(norm < previous);
@@ -334,8 +342,7 @@ TEST_SUITE("ch01") {
       }
   }
 
-  TEST_CASE(
-      "multi-head attention with one head equals single-head attention followed by W_O") {
+  TEST_CASE("one-head attention equals single-head attention followed by W_O") {
     for (const auto seed : seeds)
       for (const auto [n, d] : shapes) {
         attn::Rng rng(seed);
@@ -351,9 +358,7 @@ TEST_SUITE("ch01") {
       }
   }
 
-  TEST_CASE(
-      "multi-head attention concatenates heads that each have their own value "
-      "projection") {
+  TEST_CASE("multi-head attention gives each head its own value projection") {
     attn::Rng rng(11);
     const Index n = 9, d = 12, h = 3, dh = d / h;
     attn::MultiHeadParams p{

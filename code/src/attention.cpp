@@ -44,8 +44,12 @@ Eigen::MatrixXd attention_weights(const Eigen::Ref<const Eigen::MatrixXd>& Q,
   require(Q.cols() == K.cols(), "attention: Q is " + shape(Q) + " and K is " + shape(K) +
                                     "; queries and keys need the same width d_k");
   require(Q.cols() > 0, "attention: d_k must be at least 1");
+  // An infinite query or key entry would make scores of inf - inf = NaN, or fake a mask.
+  require(Q.allFinite() && K.allFinite(),
+          "attention: Q or K has a NaN or infinite entry");
   // [scaled-logits]
-  Eigen::MatrixXd logits = (Q * K.transpose()) / std::sqrt(static_cast<double>(Q.cols()));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));  // 1/sqrt(d_k)
+  Eigen::MatrixXd logits = scale * (Q * K.transpose());
   // [scaled-logits]
   if (mask.size() > 0) {
     require(mask.rows() == logits.rows() && mask.cols() == logits.cols(),
@@ -61,6 +65,8 @@ Eigen::MatrixXd attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                           const Eigen::Ref<const Eigen::MatrixXd>& mask) {
   require(K.rows() == V.rows(), "attention: K is " + shape(K) + " and V is " + shape(V) +
                                     "; every key needs exactly one value row");
+  // 0 * inf is NaN: a masked but infinite value row would still poison every output row.
+  require(V.allFinite(), "attention: V has a NaN or infinite entry");
   return attention_weights(Q, K, mask) * V;
 }
 

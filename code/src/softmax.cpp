@@ -9,16 +9,16 @@ namespace attn {
 
 Eigen::MatrixXd softmax_rows(const Eigen::Ref<const Eigen::MatrixXd>& Z) {
   constexpr double inf = std::numeric_limits<double>::infinity();
-  Eigen::MatrixXd P(Z.rows(), Z.cols());
-  for (Eigen::Index i = 0; i < Z.rows(); ++i) {
-    double m = -inf;
-    for (Eigen::Index j = 0; j < Z.cols(); ++j) {
-      const double z = Z(i, j);
-      if (std::isnan(z) || z == inf)
-        throw std::invalid_argument("softmax: row " + std::to_string(i) +
-                                    " has a NaN or +inf logit");
-      m = std::max(m, z);
-    }
+  // Work on a row-major copy, so that each row is contiguous in memory. std::exp rather
+  // than Eigen's vectorised exp, which returns ~1e-309 instead of 0 below -708: a masked
+  // or hopeless score must get weight exactly 0.
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> P = Z;
+  for (Eigen::Index i = 0; i < P.rows(); ++i) {
+    auto row = P.row(i).array();
+    if (row.isNaN().any() || (row == inf).any())
+      throw std::invalid_argument("softmax: row " + std::to_string(i) +
+                                  " has a NaN or +inf logit");
+    const double m = P.cols() > 0 ? row.maxCoeff() : 0.0;
     if (m == -inf)
       throw std::invalid_argument(
           "softmax: row " + std::to_string(i) +
@@ -26,8 +26,8 @@ Eigen::MatrixXd softmax_rows(const Eigen::Ref<const Eigen::MatrixXd>& Z) {
     // [softmax-stable]
     // Subtracting the row maximum changes nothing mathematically (the factor e^{-m}
     // cancels) but keeps every exponent <= 0: no overflow, and the sum is >= 1.
-    P.row(i) = (Z.row(i).array() - m).exp();
-    P.row(i) /= P.row(i).sum();
+    row = (row - m).unaryExpr([](double x) { return std::exp(x); });
+    row /= row.sum();
     // [softmax-stable]
   }
   return P;

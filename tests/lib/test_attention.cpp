@@ -80,4 +80,18 @@ TEST_SUITE("lib") {
                          std::invalid_argument);
   }
 
+  TEST_CASE("attention refuses NaN and infinite inputs instead of returning NaN") {
+    const double inf = std::numeric_limits<double>::infinity();
+    const MatrixXd X = MatrixXd::Identity(3, 3);
+    MatrixXd V = X;
+    V(2, 0) = inf;  // a future value row, hidden by the causal mask from rows 0 and 1
+    CHECK_THROWS_WITH_AS(attn::attention(X, X, V, attn::causal_mask(3)),
+                         doctest::Contains("V has a NaN or infinite entry"),
+                         std::invalid_argument);
+    MatrixXd Q = X;
+    Q(0, 1) = std::numeric_limits<double>::quiet_NaN();
+    CHECK_THROWS_WITH_AS(attn::attention(Q, X, X, MatrixXd()),
+                         doctest::Contains("Q or K has a NaN"), std::invalid_argument);
+  }
+
 }  // TEST_SUITE

@@ -24,7 +24,8 @@ Eigen::MatrixXd causal_mask(Eigen::Index n);
 /// \f$ = hidden),
 ///        or an empty matrix for none.
 /// Each row of \f$ A \f$ is non-negative and sums to 1.
-/// \throws std::invalid_argument on mismatched shapes or a fully masked row.
+/// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry of
+///         \f$ Q \f$ or \f$ K \f$, or a fully masked row.
 Eigen::MatrixXd attention_weights(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                   const Eigen::Ref<const Eigen::MatrixXd>& K,
                                   const Eigen::Ref<const Eigen::MatrixXd>& mask);
@@ -76,8 +77,9 @@ struct MultiHeadParams {
 /// \brief Multi-head attention
 /// \f$ \operatorname{MHA}(X) = [\,C_1 \;\cdots\; C_{n_h}\,]\,W_O \f$ with
 /// \f$ C_i = \operatorname{Attn}(XW_Q^{(i)}, XW_K^{(i)}, XW_V^{(i)}) \f$, each head
-/// scaled by \f$ 1/\sqrt{d_h} \f$. \throws std::invalid_argument if \f$ n_h \f$ does not
-/// divide \f$ d \f$ or shapes mismatch.
+/// scaled by \f$ 1/\sqrt{d_h} \f$.
+/// \throws std::invalid_argument if \f$ n_h \f$ does not divide \f$ d \f$ or shapes
+///         mismatch.
 Eigen::MatrixXd multi_head_attention(const Eigen::Ref<const Eigen::MatrixXd>& X,
                                      const MultiHeadParams& p,
                                      Masking masking = Masking::none);
