@@ -149,6 +149,7 @@ void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& 
       "max weight", "(scaled)");
   MatrixXd table(0, 7);
   for (long d = 1; d <= o.max_d; d *= 2) {
+    attn::progress(fmt::format("variance of q.k: d = {} of {}", d, o.max_d));
     // [qk-variance]
     double sum = 0, sum_sq = 0;
     for (long s = 0; s < o.samples; ++s) {
@@ -186,6 +187,7 @@ void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& 
     results[fmt::format("mean_max_weight_d{}", d)] = max_w;
     results[fmt::format("mean_max_weight_scaled_d{}", d)] = max_w_scaled;
   }
+  attn::progress("");
   say(text,
       "   (max weight: mean largest softmax weight of a query over {} keys, {} "
       "draws)\n\n",

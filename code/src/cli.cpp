@@ -82,6 +82,13 @@ void prepare_out_dir(const fs::path& dir) {
   fs::remove(probe, ec);
 }
 
+void progress(const std::string& message) {
+  static const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  if (!terminal) return;
+  fmt::print(stderr, "\r\033[K{}", message);  // carriage return, then clear the line
+  std::fflush(stderr);
+}
+
 int run_program(CLI::App& app, int argc, char** argv, const std::function<void()>& body) {
   const std::string program = app.get_name();
   try {

@@ -40,6 +40,10 @@ CLI::Option* add_int_option(CLI::App& app, const std::string& name, long& value,
 /// \throws usage_error for `--out` otherwise, before the program has written anything.
 void prepare_out_dir(const std::filesystem::path& dir);
 
+/// \brief Shows one line of progress on stderr, replacing the previous one; an empty
+/// message clears it. Prints nothing when stderr is not a terminal (logs, pipes, CI).
+void progress(const std::string& message);
+
 /// \brief Parses the command line, then runs `body`. Returns the process exit code:
 /// 0 on success or `--help`; 2 on a usage error (one line on stderr); 1 on any other
 /// failure.
