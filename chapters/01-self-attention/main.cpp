@@ -261,11 +261,13 @@ void multi_head(const Options& o, attn::Rng& rng, std::string& text, json& resul
   p.W_V = attn::random_normal(d, d, rng, init);
   p.W_O = attn::random_normal(d, d, rng, init);
   MatrixXd X = attn::random_normal(n, d, rng);
+  attn::progress("multi-head attention");
   const MatrixXd Y = attn::multi_head_attention(X, p, attn::Masking::causal);
   // [multi-head-use]
 
   // Changing the last token must leave every earlier output row unchanged, bit for bit.
   X.row(n - 1) = attn::random_normal(1, d, rng);
+  attn::progress("multi-head attention, after editing the last token");
   const MatrixXd Y2 = attn::multi_head_attention(X, p, attn::Masking::causal);
   const double earlier_change =
       n > 1 ? (Y2.topRows(n - 1) - Y.topRows(n - 1)).cwiseAbs().maxCoeff() : 0.0;
@@ -274,12 +276,15 @@ void multi_head(const Options& o, attn::Rng& rng, std::string& text, json& resul
   double rowsum_error = 0;
   const Index dh = d / o.heads;
   for (Index i = 0; i < o.heads; ++i) {
+    attn::progress(
+        fmt::format("row sums of the weights of head {} of {}", i + 1, o.heads));
     const MatrixXd A =
         attn::attention_weights(X * p.W_Q.middleCols(i * dh, dh),
                                 X * p.W_K.middleCols(i * dh, dh), attn::causal_mask(n));
     rowsum_error =
         std::max(rowsum_error, (A.rowwise().sum().array() - 1.0).abs().maxCoeff());
   }
+  attn::progress("");
   say(text, "6. Multi-head causal self-attention: n = {}, d = {}, {} heads of width {}\n",
       n, d, o.heads, dh);
   say(text, "   output is {} x {}; max |row sum - 1| of the weights = {:.1e}\n", Y.rows(),

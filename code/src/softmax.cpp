@@ -9,27 +9,28 @@ namespace attn {
 
 Eigen::MatrixXd softmax_rows(const Eigen::Ref<const Eigen::MatrixXd>& Z) {
   constexpr double inf = std::numeric_limits<double>::infinity();
-  // Work on a row-major copy, so that each row is contiguous in memory. std::exp rather
-  // than Eigen's vectorised exp, which returns ~1e-309 instead of 0 below -708: a masked
-  // or hopeless score must get weight exactly 0.
-  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> P = Z;
-  for (Eigen::Index i = 0; i < P.rows(); ++i) {
-    auto row = P.row(i).array();
-    if (row.isNaN().any() || (row == inf).any())
-      throw std::invalid_argument("softmax: row " + std::to_string(i) +
-                                  " has a NaN or +inf logit");
-    const double m = P.cols() > 0 ? row.maxCoeff() : 0.0;
-    if (m == -inf)
+  // One contiguous pass to test the whole matrix; rows are searched only to name the bad one.
+  if ((Z.array().isNaN() || Z.array() == inf).any())
+    for (Eigen::Index i = 0; i < Z.rows(); ++i)
+      if ((Z.row(i).array().isNaN() || Z.row(i).array() == inf).any())
+        throw std::invalid_argument("softmax: row " + std::to_string(i) +
+                                    " has a NaN or +inf logit");
+  if (Z.cols() == 0) return Z;
+  // Whole-matrix operations, column by column: Eigen stores columns contiguously.
+  const Eigen::VectorXd m = Z.rowwise().maxCoeff();
+  for (Eigen::Index i = 0; i < Z.rows(); ++i)
+    if (m(i) == -inf)
       throw std::invalid_argument(
           "softmax: row " + std::to_string(i) +
           " is fully masked (every logit is -inf), so its weights would be 0/0");
-    // [softmax-stable]
-    // Subtracting the row maximum changes nothing mathematically (the factor e^{-m}
-    // cancels) but keeps every exponent <= 0: no overflow, and the sum is >= 1.
-    row = (row - m).unaryExpr([](double x) { return std::exp(x); });
-    row /= row.sum();
-    // [softmax-stable]
-  }
+  // [softmax-stable]
+  // Subtracting each row's maximum changes nothing mathematically (the factor e^{-m}
+  // cancels) but keeps every exponent <= 0: no overflow, and each row sum is >= 1.
+  // std::exp, not Eigen's vectorised exp, which gives ~1e-309 instead of 0 below -708:
+  // a masked score must get weight exactly 0.
+  Eigen::MatrixXd P = (Z.colwise() - m).unaryExpr([](double x) { return std::exp(x); });
+  P.array().colwise() /= P.rowwise().sum().array();
+  // [softmax-stable]
   return P;
 }
 
