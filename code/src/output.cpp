@@ -96,15 +96,18 @@ void write_json(const fs::path& path, const nlohmann::ordered_json& value) {
   write_file_atomic(path, value.dump(2) + "\n");
 }
 
-bool render_figure(const fs::path& dir, const std::string& name) {
-  const fs::path script = fs::path(ATTN_FIGURES_DIR) / (name + ".gp");
+bool render_figure(const fs::path& dir, const std::string& name,
+                   const std::string& script_name, const std::string& variables) {
+  const fs::path script =
+      fs::path(ATTN_FIGURES_DIR) / ((script_name.empty() ? name : script_name) + ".gp");
   const fs::path csv = dir / (name + ".csv");
   const fs::path svg = dir / (name + ".svg");
   const fs::path tmp = temporary_name(svg);
   for (const fs::path& p : {csv, tmp})
     if (p.string().find('\'') != std::string::npos)
       throw std::runtime_error("render_figure: path contains a quote: " + p.string());
-  const std::string vars = "in='" + csv.string() + "'; out='" + tmp.string() + "'";
+  std::string vars = "in='" + csv.string() + "'; out='" + tmp.string() + "'";
+  if (!variables.empty()) vars += "; " + variables;
   std::vector<std::string> args{"gnuplot", "-e", vars, script.string()};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

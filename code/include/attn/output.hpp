@@ -39,11 +39,14 @@ void write_csv(const std::filesystem::path& path, const std::vector<std::string>
 /// silently).
 void write_json(const std::filesystem::path& path, const nlohmann::ordered_json& value);
 
-/// \brief Renders `figures/<name>.gp` with gnuplot: reads `<dir>/<name>.csv`, writes
+/// \brief Renders `figures/<script>.gp` with gnuplot: reads `<dir>/<name>.csv`, writes
 /// `<dir>/<name>.svg`.
 ///
-/// The script receives the variables `in` and `out`. Returns false (after one line on
-/// stderr) when gnuplot is not installed; throws if gnuplot fails on the script.
-bool render_figure(const std::filesystem::path& dir, const std::string& name);
+/// The script receives the variables `in` and `out`, plus `variables` (gnuplot statements such
+/// as `title='n = 100'`), so one script can draw several figures. `script` defaults to `name`.
+/// Returns false (after one line on stderr) when gnuplot is not installed; throws if gnuplot
+/// fails on the script.
+bool render_figure(const std::filesystem::path& dir, const std::string& name,
+                   const std::string& script = "", const std::string& variables = "");
 
 }  // namespace attn
