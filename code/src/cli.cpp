@@ -1,9 +1,12 @@
 #include "attn/cli.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <system_error>
@@ -18,6 +21,13 @@ namespace {
 // fail).
 template <typename T>
 bool parse_integer(const std::string& text, T& value) {
+  const char* end = text.data() + text.size();
+  const auto [ptr, error] = std::from_chars(text.data(), end, value);
+  return error == std::errc() && ptr == end && !text.empty();
+}
+
+// Strict parse of a real number ("1e-3" yes; "1e-3x", "", " 1" no).
+bool parse_number(const std::string& text, double& value) {
   const char* end = text.data() + text.size();
   const auto [ptr, error] = std::from_chars(text.data(), end, value);
   return error == std::errc() && ptr == end && !text.empty();
@@ -67,6 +77,37 @@ CLI::Option* add_int_option(CLI::App& app, const std::string& name, long& value,
             return {};
           },
           "", "range"));
+}
+
+CLI::Option* add_double_option(CLI::App& app, const std::string& name, double& value,
+                               double lo, double hi, const std::string& description) {
+  return app
+      .add_option(name, value, fmt::format("{} (a number in ({:g}, {:g}])", description, lo, hi))
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [lo, hi](std::string& text) -> std::string {
+            double parsed = 0;
+            if (!parse_number(text, parsed) || !std::isfinite(parsed) || parsed <= lo ||
+                parsed > hi)
+              return fmt::format("must be a number in ({:g}, {:g}] (got '{}')", lo, hi,
+                                 text);
+            return {};
+          },
+          "", "range"));
+}
+
+CLI::Option* add_choice_option(CLI::App& app, const std::string& name, std::string& value,
+                               const std::vector<std::string>& choices,
+                               const std::string& description) {
+  const std::string list = fmt::format("{}", fmt::join(choices, ", "));
+  return app.add_option(name, value, fmt::format("{} (one of: {})", description, list))
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [choices, list](std::string& text) -> std::string {
+            if (std::find(choices.begin(), choices.end(), text) != choices.end()) return {};
+            return fmt::format("must be one of: {} (got '{}')", list, text);
+          },
+          "", "choice"));
 }
 
 void prepare_out_dir(const fs::path& dir) {

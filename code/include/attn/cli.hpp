@@ -12,6 +12,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -35,6 +36,16 @@ void add_common_options(CLI::App& app, CommonOptions& options,
 /// range.
 CLI::Option* add_int_option(CLI::App& app, const std::string& name, long& value, long lo,
                             long hi, const std::string& description);
+
+/// \brief Adds a real-valued option that must be finite and lie in \f$ (lo, hi] \f$
+/// ("nan", "inf", "1e-3x" and out-of-range values are usage errors); --help shows the range.
+CLI::Option* add_double_option(CLI::App& app, const std::string& name, double& value,
+                               double lo, double hi, const std::string& description);
+
+/// \brief Adds an option whose value must be one of `choices`; --help lists them.
+CLI::Option* add_choice_option(CLI::App& app, const std::string& name, std::string& value,
+                               const std::vector<std::string>& choices,
+                               const std::string& description);
 
 /// \brief Creates `dir` (with parents) and proves it writable.
 /// \throws usage_error for `--out` otherwise, before the program has written anything.

@@ -1,0 +1,262 @@
+#pragma once
+/// \file attention_regression.hpp
+/// \brief Training one attention layer to do linear regression (chapter 03, seed 000 §5).
+///
+/// The training data are \f$ X \in \mathbb{R}^{n \times d} \f$ (tokens are rows
+/// \f$ x_i^\top \f$) and \f$ Y \in \mathbb{R}^n \f$. Every training row attends to all
+/// rows, with keys \f$ X \f$ and values \f$ Y \f$:
+/// \f[ \hat y = h(S)\,Y\,w_v, \qquad S = X W_q^\top W_k X^\top, \qquad
+///     S_{ij} = (W_q x_i)^\top (W_k x_j), \f]
+/// with \f$ W_q, W_k \in \mathbb{R}^{d \times d} \f$, a scalar \f$ w_v \f$ and \f$ h \f$
+/// either the identity or the row-wise softmax. As in the source there is no
+/// \f$ 1/\sqrt d \f$ scale (it would only rescale \f$ W_q^\top W_k \f$). The loss is the
+/// mean squared error \f$ L = \frac1n \lVert \hat y - Y \rVert^2 \f$, minimised by Adam.
+///
+/// With \f$ h = \mathrm{id} \f$ the prediction is linear in the query,
+/// \f$ \hat y = X \beta_{eq} \f$ with \f$ \beta_{eq} = w_v W_q^\top W_k X^\top Y \f$, so
+/// the best attainable loss is the least-squares residual loss and training should drive
+/// \f$ \beta_{eq} \f$ to \f$ \beta_{LS} \f$.
+
+#include <Eigen/Dense>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "attn/random.hpp"
+
+namespace attn {
+
+/// The normalisation \f$ h \f$ applied to the score matrix \f$ S \f$.
+enum class Normalisation {
+  identity,  ///< \f$ h(S) = S \f$: a linear system, equivalent to least squares
+  softmax    ///< \f$ h(S) = \operatorname{softmax}_{\text{rows}}(S) \f$
+};
+
+/// \brief "identity" or "softmax".
+const char* to_string(Normalisation h);
+
+/// \brief Parameters of the attention regressor.
+struct AttentionRegressor {
+  Eigen::MatrixXd W_q;  ///< \f$ d \times d \f$, query projection
+  Eigen::MatrixXd W_k;  ///< \f$ d \times d \f$, key projection
+  double w_v = 1.0;     ///< the scalar value projection
+};
+
+/// \brief The attention matrix \f$ h(S) \f$, \f$ n \times n \f$, formed explicitly
+/// (softmax through softmax_rows(): exact zeros, max subtracted).
+///
+/// For figures and tests; training never forms \f$ S \f$ for the identity.
+/// \throws std::invalid_argument on mismatched shapes or non-finite entries.
+Eigen::MatrixXd attention_matrix(const AttentionRegressor& p,
+                                 const Eigen::Ref<const Eigen::MatrixXd>& X,
+                                 Normalisation h);
+
+/// \brief Prediction for new queries (rows of `X_query`) from the keys `X` and values
+/// `Y`: \f$ \hat y = h(X_{query} W_q^\top W_k X^\top)\,Y\,w_v \f$ (softmax through
+/// softmax_rows()). For held-out losses; \f$ O(mnd) \f$ for \f$ m \f$ queries.
+/// \throws std::invalid_argument on mismatched shapes or non-finite entries.
+Eigen::VectorXd predict(const AttentionRegressor& p,
+                        const Eigen::Ref<const Eigen::MatrixXd>& X,
+                        const Eigen::Ref<const Eigen::VectorXd>& Y,
+                        const Eigen::Ref<const Eigen::MatrixXd>& X_query,
+                        Normalisation h);
+
+/// \brief Prediction on the training rows, \f$ \hat y = h(S)\,Y\,w_v \f$.
+///
+/// Identity: computed as \f$ \hat y = w_v\,X\,(W_q^\top (W_k (X^\top Y))) \f$ in
+/// \f$ O(nd + d^2) \f$ without forming \f$ S \f$. Softmax: \f$ O(n^2 d) \f$, in blocks of
+/// 64 queries, so that \f$ S \f$ is never stored whole.
+/// \throws std::invalid_argument on mismatched shapes or non-finite entries.
+Eigen::VectorXd predict_training(const AttentionRegressor& p,
+                                 const Eigen::Ref<const Eigen::MatrixXd>& X,
+                                 const Eigen::Ref<const Eigen::VectorXd>& Y,
+                                 Normalisation h);
+
+/// \brief The loss \f$ L = \frac1n \lVert \hat y - Y \rVert^2 \f$ and, if `gradient` is
+/// not null, its gradient with respect to \f$ W_q, W_k, w_v \f$ (written into `*gradient`,
+/// which is resized).
+///
+/// With \f$ G = \partial L/\partial \hat y = \frac2n(\hat y - Y) \f$ and
+/// \f$ C = \partial L/\partial (W_q^\top W_k) \f$:
+/// \f$ \partial L/\partial W_q = W_k C^\top \f$, \f$ \partial L/\partial W_k = W_q C \f$.
+/// Identity: \f$ C = w_v X^\top G\,(X^\top Y)^\top \f$,
+/// \f$ \partial L/\partial w_v = G^\top X W_q^\top W_k X^\top Y \f$.
+/// Softmax, \f$ A = h(S) \f$, \f$ z = AY \f$:
+/// \f$ (\partial L/\partial S)_{ij} = w_v G_i A_{ij} (Y_j - z_i) \f$,
+/// \f$ C = X^\top (\partial L/\partial S) X \f$, \f$ \partial L/\partial w_v = G^\top z \f$.
+/// \throws std::invalid_argument on mismatched shapes or non-finite entries.
+double loss_and_gradient(const AttentionRegressor& p,
+                         const Eigen::Ref<const Eigen::MatrixXd>& X,
+                         const Eigen::Ref<const Eigen::VectorXd>& Y, Normalisation h,
+                         AttentionRegressor* gradient = nullptr);
+
+/// \brief The equivalent least-squares parameter of the identity system,
+/// \f$ \beta_{eq} = w_v W_q^\top W_k X^\top Y \f$: then \f$ \hat y = X \beta_{eq} \f$.
+Eigen::VectorXd equivalent_beta(const AttentionRegressor& p,
+                                const Eigen::Ref<const Eigen::MatrixXd>& X,
+                                const Eigen::Ref<const Eigen::VectorXd>& Y);
+
+/// \brief Adam (Kingma & Ba, arXiv:1412.6980), bias-corrected, with an optional
+/// exponential learning-rate decay: step \f$ t = 1, 2, \dots \f$ uses
+/// \f$ \eta_t = \eta\,\gamma^{t-1} \f$ and
+/// \f[ m_t = \beta_1 m_{t-1} + (1-\beta_1) g_t, \quad
+///     v_t = \beta_2 v_{t-1} + (1-\beta_2) g_t^2, \quad
+///     \theta_t = \theta_{t-1} - \eta_t \frac{m_t/(1-\beta_1^t)}
+///                                          {\sqrt{v_t/(1-\beta_2^t)} + \epsilon}. \f]
+struct Adam {
+  double learning_rate = 1e-3;  ///< \f$ \eta \f$
+  double beta1 = 0.9;           ///< \f$ \beta_1 \f$
+  double beta2 = 0.999;         ///< \f$ \beta_2 \f$
+  double epsilon = 1e-8;        ///< \f$ \epsilon \f$
+  double decay = 1.0;           ///< \f$ \gamma \in (0, 1] \f$; 1 = constant rate
+};
+
+/// \brief The book's Adam settings for the source's experiment, for both normalisations:
+/// \f$ \eta = 10^{-3} \f$ (PyTorch's default), \f$ \beta_1 = 0.9 \f$,
+/// \f$ \beta_2 = 0.999 \f$, \f$ \epsilon = 10^{-8} \f$, and the decay
+/// \f$ \gamma = 0.997 \f$: the rate falls to 5% of \f$ \eta \f$ over 1000 steps.
+///
+/// Why the decay: Adam moves every coordinate by about \f$ \eta_t \f$ per step however
+/// small the gradient, once \f$ v_t \f$ has forgotten the large early gradients (after
+/// \f$ \sim 1/(1-\beta_2) \f$ steps). At the identity system's optimum the entries of
+/// \f$ W_q, W_k \f$ are only \f$ 10^{-3} \f$ to \f$ 10^{-2} \f$, so a constant
+/// \f$ \eta = 10^{-3} \f$ ends in oscillations and loss spikes: in the book's sweeps it left
+/// 1% of the runs at \f$ (n, d) = (100, 10) \f$, 23% at (1000, 10) and half at
+/// (1000, 100) above error rate \f$ 10^{-4} \f$ after 1000 steps. With
+/// \f$ \gamma \in [0.995, 0.999] \f$ and \f$ \eta \in [5 \cdot 10^{-4}, 2 \cdot 10^{-3}] \f$
+/// every run (over 1000 in all) ended below \f$ 10^{-7} \f$; at the chosen point, at rounding
+/// level, \f$ \sim 10^{-15} \f$.
+inline constexpr Adam experiment_adam{1e-3, 0.9, 0.999, 1e-8, 0.997};
+
+/// \brief Adam's moment estimates and step counter, for one parameter vector.
+struct AdamState {
+  Eigen::VectorXd m;  ///< first moment \f$ m_t \f$
+  Eigen::VectorXd v;  ///< second moment \f$ v_t \f$
+  long step = 0;      ///< \f$ t \f$, the number of updates made
+};
+
+/// \brief One Adam update of `theta` with `gradient`; `state` starts empty (zero moments).
+/// \throws std::invalid_argument on bad settings (see validate()) or mismatched sizes.
+void adam_step(const Adam& adam, AdamState& state, Eigen::Ref<Eigen::VectorXd> theta,
+               const Eigen::Ref<const Eigen::VectorXd>& gradient);
+
+/// \brief Checks Adam's settings: \f$ \eta > 0 \f$ finite, \f$ \beta_1, \beta_2 \in [0,1)
+/// \f$, \f$ \epsilon \ge 0 \f$, \f$ \gamma \in (0, 1] \f$.
+/// \throws std::invalid_argument naming the bad setting.
+void validate(const Adam& adam);
+
+/// \brief The loss curve and the final parameters of one training run.
+struct TrainingResult {
+  /// Loss before each of the `iterations` updates, then the final loss (size
+  /// iterations + 1).
+  std::vector<double> loss;
+  AttentionRegressor parameters;  ///< after the last update
+};
+
+/// \brief Full-batch training by Adam: `iterations` updates from `initial`.
+/// \throws std::invalid_argument on mismatched shapes, non-finite data or parameters,
+///         negative `iterations` or bad Adam settings.
+/// \throws std::runtime_error if the loss becomes NaN or infinite (the training
+///         diverged), naming the iteration.
+TrainingResult train(const Eigen::Ref<const Eigen::MatrixXd>& X,
+                     const Eigen::Ref<const Eigen::VectorXd>& Y, Normalisation h,
+                     const AttentionRegressor& initial, int iterations, const Adam& adam);
+
+/// Standard deviation of a feature drawn uniformly on \f$ [-10, 10] \f$, as in the
+/// source's experiment: \f$ 20/\sqrt{12} = 10/\sqrt3 \f$.
+inline constexpr double experiment_feature_scale = 5.773502691896258;
+
+/// \brief Random initial projections: \f$ W_q, W_k \f$ with i.i.d.
+/// \f$ \mathcal{N}(0, s^2) \f$ entries, \f$ s = 1/(\sigma_x d^{3/4}) \f$; \f$ w_v = 0 \f$
+/// (set it with initial_value_weight(), as run_experiment() does).
+///
+/// For features with standard deviation \f$ \sigma_x \f$ (`feature_scale`), a score
+/// \f$ S_{ij} = \sum_{a} (W_q x_i)_a (W_k x_j)_a \f$ sums \f$ d \f$ products of two entries
+/// of standard deviation \f$ s\sigma_x\sqrt d \f$, so its standard deviation is
+/// \f$ s^2\sigma_x^2 d^{3/2} = 1 \f$: the softmax starts neither uniform nor saturated,
+/// whatever the data's units or \f$ d \f$.
+AttentionRegressor random_regressor(Eigen::Index d, Rng& rng,
+                                    double feature_scale = experiment_feature_scale);
+
+/// \brief The value weight that minimises the loss for the given \f$ W_q, W_k \f$:
+/// with \f$ u = h(S)\,Y \f$, \f$ \frac1n\lVert w u - Y \rVert^2 \f$ is least at
+/// \f$ w = u^\top Y / u^\top u \f$ (0 if \f$ u = 0 \f$); `p.w_v` is ignored.
+double best_value_weight(const AttentionRegressor& p,
+                         const Eigen::Ref<const Eigen::MatrixXd>& X,
+                         const Eigen::Ref<const Eigen::VectorXd>& Y, Normalisation h);
+
+/// \brief The book's initial \f$ w_v \f$: the one that puts the first prediction on the
+/// scale of \f$ Y \f$.
+///
+/// Softmax: 1, since \f$ AY \f$ is a weighted mean of \f$ Y \f$. Identity:
+/// best_value_weight() (\f$ |w_v| \approx 10^{-2} \f$ to \f$ 10^{-4} \f$), so the first loss
+/// is at most \f$ \frac1n \lVert Y \rVert^2 \f$. With \f$ w_v = 1 \f$ the identity system's
+/// \f$ SY \f$, a sum of \f$ n \f$ terms \f$ S_{ij} Y_j \f$ with \f$ S_{ij} = O(1) \f$,
+/// starts \f$ 10^3 \f$ to \f$ 3 \cdot 10^5 \f$ times above that in the source's sizes, and
+/// those first gradients then dominate Adam's second moment for about
+/// \f$ 1/(1-\beta_2) = 1000 \f$ steps: in some runs it stalls far from \f$ \beta_{LS} \f$.
+double initial_value_weight(const AttentionRegressor& p,
+                            const Eigen::Ref<const Eigen::MatrixXd>& X,
+                            const Eigen::Ref<const Eigen::VectorXd>& Y, Normalisation h);
+
+/// \brief The source's data: \f$ X_{ij} \sim U[-10, 10] \f$, \f$ \beta \sim
+/// \mathcal{N}(0, I_d) \f$, \f$ \varepsilon \sim \mathcal{N}(0, I_n) \f$,
+/// \f$ Y = X\beta + \varepsilon \f$ (drawn in this order).
+struct RegressionData {
+  Eigen::MatrixXd X;     ///< \f$ n \times d \f$
+  Eigen::VectorXd Y;     ///< \f$ n \f$
+  Eigen::VectorXd beta;  ///< the true \f$ \beta \f$
+};
+
+/// \brief Draws the source's data set.
+/// \throws std::invalid_argument unless \f$ 1 \le d \le n \f$.
+RegressionData regression_data(Eigen::Index n, Eigen::Index d, Rng& rng);
+
+/// \brief One configuration of the source's experiment: `runs` independent runs.
+struct ExperimentConfig {
+  Eigen::Index n = 100;  ///< training rows
+  Eigen::Index d = 10;   ///< features
+  Normalisation h = Normalisation::identity;
+  int runs = 10;                ///< independent runs
+  int iterations = 1000;        ///< Adam updates per run
+  Adam adam = experiment_adam;  ///< optimiser settings
+  std::uint64_t seed = 0;  ///< base seed; run \f$ r \f$ uses seeds derived from (seed, r)
+  int threads = 1;         ///< worker threads (runs are independent)
+  /// \f$ w_v \f$ at the start; empty: initial_value_weight() of the initial projections.
+  std::optional<double> initial_w_v;
+  /// Called after each finished run with (runs finished, runs in all), one call at a time,
+  /// from the thread that finished it: for progress lines. May be empty.
+  std::function<void(int, int)> on_run_done;
+};
+
+/// \brief The outcome of one run.
+struct RunResult {
+  std::vector<double> loss;  ///< loss curve, as TrainingResult::loss
+  /// \f$ \lVert \beta_{eq} - \beta_{LS} \rVert / \lVert \beta_{LS} \rVert \f$ after
+  /// training; empty for softmax, which has no equivalent \f$ \beta \f$.
+  std::optional<double> error_rate;
+  double ls_loss = 0;  ///< \f$ \frac1n \lVert X\beta_{LS} - Y \rVert^2 \f$
+  /// Held-out loss of the trained system: \f$ n \f$ new rows from the same distribution
+  /// (same \f$ \beta \f$), each attending to the training rows (predict()).
+  double test_loss = 0;
+  double ls_test_loss = 0;  ///< held-out loss of \f$ \beta_{LS} \f$ on the same rows
+  double seconds = 0;  ///< wall time of the training (not reproducible, unlike the rest)
+};
+
+/// \brief The seeds of run `run`: `stream` 0 draws the data, 1 the initial parameters, 2
+/// the held-out rows.
+/// A fixed function (SplitMix64) of its arguments, so a run does not depend on the order
+/// or the thread it runs in, and both normalisations see the same data and the same
+/// initial \f$ W_q, W_k \f$.
+std::uint64_t run_seed(std::uint64_t base_seed, int run, int stream);
+
+/// \brief Runs one configuration: each run draws its own data (regression_data()) and
+/// initial parameters (random_regressor()) from run_seed(), trains, and compares with
+/// least squares (least_squares_qr()). Results are in run order and, apart from `seconds`,
+/// bit-for-bit the same for any number of threads.
+/// \throws std::invalid_argument unless \f$ 1 \le d \le n \f$, runs \f$ \ge 1 \f$,
+///         iterations \f$ \ge 0 \f$, threads \f$ \ge 1 \f$, and Adam's settings are valid.
+std::vector<RunResult> run_experiment(const ExperimentConfig& config);
+
+}  // namespace attn

@@ -1,0 +1,492 @@
+#include "attn/attention_regression.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "attn/least_squares.hpp"
+#include "attn/softmax.hpp"
+
+namespace attn {
+
+namespace {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+using MatrixMap = Eigen::Map<MatrixXd>;
+using ConstMatrixMap = Eigen::Map<const MatrixXd>;
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw std::invalid_argument(message);
+}
+
+std::string shape(Index rows, Index cols) {
+  return std::to_string(rows) + "x" + std::to_string(cols);
+}
+
+// Shapes and finiteness of the data and the parameters; `who` names the caller.
+void check_problem(const char* who, const Eigen::Ref<const MatrixXd>& X,
+                   const Eigen::Ref<const VectorXd>& Y, const AttentionRegressor& p) {
+  const std::string w = who;
+  require(X.rows() > 0 && X.cols() > 0, w + ": X is " + shape(X.rows(), X.cols()) +
+                                            "; it needs n >= 1 rows and d >= 1 columns");
+  require(Y.size() == X.rows(), w + ": Y has " + std::to_string(Y.size()) +
+                                    " entries but X has " + std::to_string(X.rows()) +
+                                    " rows");
+  const Index d = X.cols();
+  require(
+      p.W_q.rows() == d && p.W_q.cols() == d && p.W_k.rows() == d && p.W_k.cols() == d,
+      w + ": W_q is " + shape(p.W_q.rows(), p.W_q.cols()) + " and W_k is " +
+          shape(p.W_k.rows(), p.W_k.cols()) + "; both must be " + shape(d, d));
+  require(X.allFinite() && Y.allFinite(), w + ": X or Y has a NaN or infinite entry");
+  require(p.W_q.allFinite() && p.W_k.allFinite() && std::isfinite(p.w_v),
+          w + ": a parameter (W_q, W_k or w_v) is NaN or infinite");
+}
+
+// The training problem and the buffers one evaluation needs, allocated once per training
+// run rather than once per iteration.
+struct Problem {
+  Eigen::Ref<const MatrixXd> X;
+  Eigen::Ref<const VectorXd> Y;
+  VectorXd XtY;  // X^T Y, constant during training
+  MatrixXd T;    // softmax, one block of queries: S^T, then A^T, then (dL/dS)^T, in place
+  MatrixXd P;    // softmax: X M^T
+  VectorXd yhat;
+
+  Problem(const Eigen::Ref<const MatrixXd>& X_, const Eigen::Ref<const VectorXd>& Y_)
+      : X(X_), Y(Y_), XtY(X_.transpose() * Y_), yhat(X_.rows()) {}
+};
+
+// e^x for every x in [-708, 0], in place: the softmax's exponentials, the costliest step
+// after the two matrix products. A loop the compiler vectorises (4 doubles at a time with
+// AVX2), about twice as fast as Eigen's exp, which divides. Within 2.3e-16 relative of
+// std::exp on [-708, 0] (Cody and Waite's reduction x = k ln2 + r, |r| <= ln2/2, then
+// Taylor to r^13: the truncation error r^14/14! < 5e-18). Below -708 the caller clamps,
+// so tiny weights come out as ~3e-308 instead of 0, which changes no sum visibly.
+void exp_nonpositive(double* x, Index size) {
+  constexpr double log2e = 1.4426950408889634;
+  // ln2 = ln2_hi + ln2_lo (fdlibm's split): ln2_hi ends in 32 zero bits, so k ln2_hi is
+  // exact for |k| < 2^21 and the reduction loses nothing.
+  constexpr double ln2_hi = 6.93147180369123816490e-01;
+  constexpr double ln2_lo = 1.90821492927058770002e-10;
+  // 1.5 * 2^52: adding it rounds to an integer, which lands in the low mantissa bits.
+  constexpr double shifter = 0x1.8p52;
+  constexpr std::uint64_t shifter_bits = std::bit_cast<std::uint64_t>(shifter);
+  for (Index j = 0; j < size; ++j) {  // no branches, so that it vectorises
+    const double v = x[j];
+    double k = v * log2e + shifter;
+    const std::uint64_t k_bits = std::bit_cast<std::uint64_t>(k);
+    k -= shifter;                                    // k = round(v / ln 2), in [-1021, 0]
+    const double r = (v - k * ln2_hi) - k * ln2_lo;  // v - k ln2, |r| <= 0.347
+    double p = 1.0 / 6227020800.0;                   // 1/13!
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;  // e^r
+    // 2^k built from its bits: biased exponent k + 1023 >= 2, a normal number.
+    x[j] = p * std::bit_cast<double>((k_bits - shifter_bits + 1023) << 52);
+  }
+}
+
+// The loss at (W_q, W_k, w_v) and, if dW_q is not null, the gradient into
+// (*dW_q, *dW_k, *dw_v). The prediction is left in problem.yhat.
+//
+// Notation: M = W_q^T W_k (d x d), b = X^T Y (d), G = dL/dyhat = (2/n)(yhat - Y) (n),
+// C = dL/dM (d x d). Since M = W_q^T W_k, dM = dW_q^T W_k + W_q^T dW_k, so
+//   dL = tr(C^T dM) = tr(W_k C^T dW_q^T) + tr(C^T W_q^T dW_k)
+//   =>  dL/dW_q = W_k C^T,   dL/dW_k = W_q C.
+double evaluate(const Eigen::Ref<const MatrixXd>& W_q,
+                const Eigen::Ref<const MatrixXd>& W_k, double w_v, Normalisation h,
+                Problem& problem, MatrixMap* dW_q, MatrixMap* dW_k, double* dw_v) {
+  const auto& X = problem.X;
+  const auto& Y = problem.Y;
+  const auto& b = problem.XtY;
+  const Index n = X.rows();
+  const double two_over_n = 2.0 / static_cast<double>(n);
+  if (h == Normalisation::identity) {
+    // [identity-forward]
+    // yhat = S Y w_v = X M X^T Y w_v = w_v X u with u = M b = W_q^T (W_k b): the n x n
+    // matrix S is never formed, and M is never formed either; O(nd + d^2).
+    const VectorXd kb = W_k * b;              // W_k b
+    const VectorXd u = W_q.transpose() * kb;  // M b  (w_v u = beta_eq)
+    problem.yhat.noalias() = w_v * (X * u);
+    // [identity-forward]
+    const double loss = (problem.yhat - Y).squaredNorm() / static_cast<double>(n);
+    if (dW_q) {
+      // [identity-backward]
+      // dyhat = dw_v X M b + w_v X dM b, so with G = (2/n)(yhat - Y) and g = X^T G:
+      //   dL/dw_v = G^T X M b = g . u
+      //   dL/dM   = w_v X^T G b^T = w_v g b^T            (rank one)
+      //   dL/dW_q = W_k C^T = w_v (W_k b) g^T,   dL/dW_k = W_q C = w_v (W_q g) b^T
+      const VectorXd g = X.transpose() * (two_over_n * (problem.yhat - Y));
+      *dw_v = g.dot(u);
+      dW_q->noalias() = (w_v * kb) * g.transpose();
+      dW_k->noalias() = (w_v * (W_q * g)) * b.transpose();
+      // [identity-backward]
+    }
+    return loss;
+  }
+
+  // Softmax. Eigen stores columns contiguously, so we hold T = S^T: column i of T is row i
+  // of S, the scores of query i. S^T = X M^T X^T = P X^T with P = X W_k^T W_q.
+  // The queries go in blocks of `block` columns, so that the block of T (n x block) stays
+  // in the processor's cache from the product that makes it, through the softmax and its
+  // backward pass, to the product that consumes it; the n x n matrix is never stored.
+  // Flops per evaluation: 2nd^2 + 2n^2 d (scores), n^2 exponentials, and with the
+  // gradient 2n^2 d + 2nd^2 (C = X^T E X) + 4d^3.
+  const Index d = X.cols();
+  const Index block = std::min<Index>(n, 64);
+  problem.P.resize(n, d);
+  problem.T.resize(n, block);
+  problem.P.noalias() = X * (W_k.transpose() * W_q);
+  MatrixXd C = MatrixXd::Zero(d, d), EX(block, d);
+  double loss = 0.0, dL_dw_v = 0.0;
+  for (Index i0 = 0; i0 < n; i0 += block) {
+    const Index b = std::min(block, n - i0);
+    auto T = problem.T.leftCols(b);
+    T.noalias() = problem.P * X.middleRows(i0, b).transpose();
+    // [softmax-row]
+    for (Index c = 0; c < b; ++c) {
+      const Index i = i0 + c;
+      auto t = T.col(c);
+      // Stable softmax of row i of S: subtract the row maximum, so every exponent is <= 0,
+      // the largest term is exactly 1 and the sum lies in [1, n].
+      const double m = t.maxCoeff();
+      if (!std::isfinite(m)) {  // only after divergence: report it as NaN, never hide it
+        problem.yhat(i) = std::numeric_limits<double>::quiet_NaN();
+        loss = std::numeric_limits<double>::quiet_NaN();
+        t.setConstant(std::numeric_limits<double>::quiet_NaN());
+        continue;
+      }
+      t.array() = (t.array() - m).max(-708.0);
+      exp_nonpositive(t.data(), n);
+      const double inv_sum = 1.0 / t.sum();
+      const double z = t.dot(Y) * inv_sum;  // z_i = (A Y)_i, a weighted mean of Y
+      problem.yhat(i) = w_v * z;
+      const double r = problem.yhat(i) - Y(i);
+      loss += r * r;
+      if (dW_q) {
+        // Backward through row i. yhat_i = w_v sum_j A_ij Y_j gives dL/dA_ij = w_v G_i Y_j,
+        // and the softmax Jacobian dL/dS_ij = A_ij (dL/dA_ij - sum_k A_ik dL/dA_ik) gives
+        //   dL/dS_ij = w_v G_i A_ij (Y_j - z_i).
+        // Column i of T becomes row i of E = dL/dS; and dL/dw_v = sum_i G_i z_i.
+        const double G = two_over_n * r;
+        dL_dw_v += G * z;
+        t.array() *= (w_v * G * inv_sum) * (Y.array() - z);
+      }
+    }
+    // [softmax-row]
+    if (dW_q) {
+      // [softmax-backward]
+      // S = X M X^T, so dS = X dM X^T and dL/dM = C = X^T E X = sum over the blocks of
+      // X_blk^T (E_blk X), where E_blk holds the block's rows of E (the columns of T).
+      EX.topRows(b).noalias() = T.transpose() * X;
+      C.noalias() += X.middleRows(i0, b).transpose() * EX.topRows(b);
+      // [softmax-backward]
+    }
+  }
+  if (dW_q) {
+    dW_q->noalias() = W_k * C.transpose();
+    dW_k->noalias() = W_q * C;
+    *dw_v = dL_dw_v;
+  }
+  return loss / static_cast<double>(n);
+}
+
+// The parameters packed into one vector, theta = [vec W_q; vec W_k; w_v], for Adam.
+VectorXd pack(const AttentionRegressor& p) {
+  const Index d2 = p.W_q.size();
+  VectorXd theta(2 * d2 + 1);
+  theta.head(d2) = p.W_q.reshaped();
+  theta.segment(d2, d2) = p.W_k.reshaped();
+  theta(2 * d2) = p.w_v;
+  return theta;
+}
+
+AttentionRegressor unpack(const VectorXd& theta, Index d) {
+  return {ConstMatrixMap(theta.data(), d, d), ConstMatrixMap(theta.data() + d * d, d, d),
+          theta(2 * d * d)};
+}
+
+// SplitMix64 (Steele, Lea & Flood 2014): a bijective mixer whose outputs for consecutive
+// inputs look independent; a good way to derive seeds for mt19937_64.
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+const char* to_string(Normalisation h) {
+  return h == Normalisation::identity ? "identity" : "softmax";
+}
+
+Eigen::MatrixXd attention_matrix(const AttentionRegressor& p,
+                                 const Eigen::Ref<const Eigen::MatrixXd>& X,
+                                 Normalisation h) {
+  check_problem("attention_matrix", X, VectorXd::Zero(X.rows()), p);
+  const MatrixXd S = X * (p.W_q.transpose() * p.W_k) * X.transpose();
+  return h == Normalisation::identity ? S : softmax_rows(S);
+}
+
+Eigen::VectorXd predict(const AttentionRegressor& p,
+                        const Eigen::Ref<const Eigen::MatrixXd>& X,
+                        const Eigen::Ref<const Eigen::VectorXd>& Y,
+                        const Eigen::Ref<const Eigen::MatrixXd>& X_query,
+                        Normalisation h) {
+  check_problem("predict", X, Y, p);
+  require(X_query.cols() == X.cols() && X_query.allFinite(),
+          "predict: X_query is " + shape(X_query.rows(), X_query.cols()) +
+              " and must have " + std::to_string(X.cols()) +
+              " columns and finite entries");
+  if (h == Normalisation::identity)
+    return p.w_v * (X_query * (p.W_q.transpose() * (p.W_k * (X.transpose() * Y))));
+  const MatrixXd S = (X_query * (p.W_q.transpose() * p.W_k)) * X.transpose();
+  return p.w_v * (softmax_rows(S) * Y);
+}
+
+Eigen::VectorXd predict_training(const AttentionRegressor& p,
+                                 const Eigen::Ref<const Eigen::MatrixXd>& X,
+                                 const Eigen::Ref<const Eigen::VectorXd>& Y,
+                                 Normalisation h) {
+  check_problem("predict_training", X, Y, p);
+  Problem problem(X, Y);
+  evaluate(p.W_q, p.W_k, p.w_v, h, problem, nullptr, nullptr, nullptr);
+  return problem.yhat;
+}
+
+double loss_and_gradient(const AttentionRegressor& p,
+                         const Eigen::Ref<const Eigen::MatrixXd>& X,
+                         const Eigen::Ref<const Eigen::VectorXd>& Y, Normalisation h,
+                         AttentionRegressor* gradient) {
+  check_problem("loss_and_gradient", X, Y, p);
+  Problem problem(X, Y);
+  if (!gradient)
+    return evaluate(p.W_q, p.W_k, p.w_v, h, problem, nullptr, nullptr, nullptr);
+  const Index d = X.cols();
+  gradient->W_q.resize(d, d);
+  gradient->W_k.resize(d, d);
+  MatrixMap dW_q(gradient->W_q.data(), d, d), dW_k(gradient->W_k.data(), d, d);
+  return evaluate(p.W_q, p.W_k, p.w_v, h, problem, &dW_q, &dW_k, &gradient->w_v);
+}
+
+Eigen::VectorXd equivalent_beta(const AttentionRegressor& p,
+                                const Eigen::Ref<const Eigen::MatrixXd>& X,
+                                const Eigen::Ref<const Eigen::VectorXd>& Y) {
+  check_problem("equivalent_beta", X, Y, p);
+  return p.w_v * (p.W_q.transpose() * (p.W_k * (X.transpose() * Y)));
+}
+
+void validate(const Adam& adam) {
+  require(std::isfinite(adam.learning_rate) && adam.learning_rate > 0,
+          "Adam: the learning rate must be positive and finite (got " +
+              std::to_string(adam.learning_rate) + ")");
+  require(adam.beta1 >= 0 && adam.beta1 < 1,
+          "Adam: beta1 must lie in [0, 1) (got " + std::to_string(adam.beta1) + ")");
+  require(adam.beta2 >= 0 && adam.beta2 < 1,
+          "Adam: beta2 must lie in [0, 1) (got " + std::to_string(adam.beta2) + ")");
+  require(
+      std::isfinite(adam.epsilon) && adam.epsilon >= 0,
+      "Adam: epsilon must be finite and >= 0 (got " + std::to_string(adam.epsilon) + ")");
+  require(adam.decay > 0 && adam.decay <= 1,
+          "Adam: decay must lie in (0, 1] (got " + std::to_string(adam.decay) + ")");
+}
+
+void adam_step(const Adam& adam, AdamState& state, Eigen::Ref<Eigen::VectorXd> theta,
+               const Eigen::Ref<const Eigen::VectorXd>& gradient) {
+  validate(adam);
+  require(gradient.size() == theta.size(),
+          "adam_step: the gradient has " + std::to_string(gradient.size()) +
+              " entries but the parameters have " + std::to_string(theta.size()));
+  if (state.step == 0) {
+    state.m = VectorXd::Zero(theta.size());
+    state.v = VectorXd::Zero(theta.size());
+  }
+  require(state.m.size() == theta.size() && state.v.size() == theta.size(),
+          "adam_step: the state belongs to a parameter vector of another size");
+  // [adam]
+  ++state.step;
+  const double t = static_cast<double>(state.step);
+  state.m = adam.beta1 * state.m + (1 - adam.beta1) * gradient;
+  state.v = adam.beta2 * state.v + (1 - adam.beta2) * gradient.cwiseAbs2();
+  const double rate = adam.learning_rate * std::pow(adam.decay, t - 1);
+  const double step_size = rate / (1 - std::pow(adam.beta1, t));  // bias corrections
+  const double sqrt_c2 = std::sqrt(1 - std::pow(adam.beta2, t));
+  theta.array() -=
+      step_size * state.m.array() / (state.v.array().sqrt() / sqrt_c2 + adam.epsilon);
+  // [adam]
+}
+
+TrainingResult train(const Eigen::Ref<const Eigen::MatrixXd>& X,
+                     const Eigen::Ref<const Eigen::VectorXd>& Y, Normalisation h,
+                     const AttentionRegressor& initial, int iterations,
+                     const Adam& adam) {
+  check_problem("train", X, Y, initial);
+  require(iterations >= 0,
+          "train: iterations must be >= 0 (got " + std::to_string(iterations) + ")");
+  validate(adam);
+  const Index d = X.cols(), d2 = d * d;
+  Problem problem(X, Y);
+  VectorXd theta = pack(initial), grad(theta.size());
+  MatrixMap dW_q(grad.data(), d, d), dW_k(grad.data() + d2, d, d);
+  AdamState state;
+  TrainingResult result;
+  result.loss.reserve(static_cast<std::size_t>(iterations) + 1);
+  for (int it = 0; it <= iterations; ++it) {
+    const ConstMatrixMap W_q(theta.data(), d, d), W_k(theta.data() + d2, d, d);
+    const bool last = it == iterations;
+    result.loss.push_back(evaluate(W_q, W_k, theta(2 * d2), h, problem,
+                                   last ? nullptr : &dW_q, &dW_k, &grad(2 * d2)));
+    if (!std::isfinite(result.loss.back()))
+      throw std::runtime_error(
+          "train: the loss became " + std::to_string(result.loss.back()) +
+          " at iteration " + std::to_string(it) +
+          ": the training diverged (try a smaller learning rate)");
+    if (!last) adam_step(adam, state, theta, grad);
+  }
+  result.parameters = unpack(theta, d);
+  return result;
+}
+
+AttentionRegressor random_regressor(Eigen::Index d, Rng& rng, double feature_scale) {
+  require(d >= 1,
+          "random_regressor: d must be at least 1 (got " + std::to_string(d) + ")");
+  require(std::isfinite(feature_scale) && feature_scale > 0,
+          "random_regressor: feature_scale must be positive and finite");
+  const double s = 1.0 / (feature_scale * std::pow(static_cast<double>(d), 0.75));
+  AttentionRegressor p;
+  p.W_q = random_normal(d, d, rng, s);
+  p.W_k = random_normal(d, d, rng, s);
+  p.w_v = 0.0;
+  return p;
+}
+
+double best_value_weight(const AttentionRegressor& p,
+                         const Eigen::Ref<const Eigen::MatrixXd>& X,
+                         const Eigen::Ref<const Eigen::VectorXd>& Y, Normalisation h) {
+  AttentionRegressor unit = p;
+  unit.w_v = 1.0;
+  const VectorXd u = predict_training(unit, X, Y, h);  // h(S) Y
+  const double uu = u.squaredNorm();
+  return uu > 0 ? u.dot(Y) / uu : 0.0;
+}
+
+double initial_value_weight(const AttentionRegressor& p,
+                            const Eigen::Ref<const Eigen::MatrixXd>& X,
+                            const Eigen::Ref<const Eigen::VectorXd>& Y, Normalisation h) {
+  check_problem("initial_value_weight", X, Y, p);
+  return h == Normalisation::softmax ? 1.0 : best_value_weight(p, X, Y, h);
+}
+
+RegressionData regression_data(Eigen::Index n, Eigen::Index d, Rng& rng) {
+  require(d >= 1 && n >= d,
+          "regression_data: need 1 <= d <= n for a least-squares fit (got n = " +
+              std::to_string(n) + ", d = " + std::to_string(d) + ")");
+  RegressionData data;
+  data.X = random_uniform(n, d, rng, -10.0, 10.0);
+  data.beta = random_normal(d, 1, rng);
+  data.Y = data.X * data.beta + random_normal(n, 1, rng);
+  return data;
+}
+
+std::uint64_t run_seed(std::uint64_t base_seed, int run, int stream) {
+  return splitmix64(splitmix64(base_seed) ^
+                    splitmix64((static_cast<std::uint64_t>(run) << 8) |
+                               static_cast<std::uint64_t>(stream & 0xff)));
+}
+
+std::vector<RunResult> run_experiment(const ExperimentConfig& c) {
+  require(c.d >= 1 && c.n >= c.d,
+          "run_experiment: need 1 <= d <= n (got n = " + std::to_string(c.n) +
+              ", d = " + std::to_string(c.d) + ")");
+  require(c.runs >= 1,
+          "run_experiment: runs must be >= 1 (got " + std::to_string(c.runs) + ")");
+  require(c.iterations >= 0, "run_experiment: iterations must be >= 0 (got " +
+                                 std::to_string(c.iterations) + ")");
+  require(c.threads >= 1,
+          "run_experiment: threads must be >= 1 (got " + std::to_string(c.threads) + ")");
+  validate(c.adam);
+  require(!c.initial_w_v || std::isfinite(*c.initial_w_v),
+          "run_experiment: initial_w_v must be finite");
+
+  std::vector<RunResult> results(static_cast<std::size_t>(c.runs));
+  auto one_run = [&](int r) {
+    Rng data_rng(run_seed(c.seed, r, 0)), init_rng(run_seed(c.seed, r, 1));
+    const RegressionData data = regression_data(c.n, c.d, data_rng);
+    AttentionRegressor initial = random_regressor(c.d, init_rng);
+    initial.w_v = c.initial_w_v ? *c.initial_w_v
+                                : initial_value_weight(initial, data.X, data.Y, c.h);
+    const auto start = std::chrono::steady_clock::now();
+    TrainingResult trained = train(data.X, data.Y, c.h, initial, c.iterations, c.adam);
+    const std::chrono::duration<double> elapsed =
+        std::chrono::steady_clock::now() - start;
+    RunResult& out = results[static_cast<std::size_t>(r)];
+    const VectorXd beta_ls = least_squares_qr(data.X, data.Y);
+    out.ls_loss = (data.X * beta_ls - data.Y).squaredNorm() / static_cast<double>(c.n);
+    // Held-out rows: same beta, new features and noise.
+    Rng test_rng(run_seed(c.seed, r, 2));
+    const MatrixXd X_test = random_uniform(c.n, c.d, test_rng, -10.0, 10.0);
+    const VectorXd Y_test = X_test * data.beta + random_normal(c.n, 1, test_rng);
+    out.test_loss = (predict(trained.parameters, data.X, data.Y, X_test, c.h) - Y_test)
+                        .squaredNorm() /
+                    static_cast<double>(c.n);
+    out.ls_test_loss =
+        (X_test * beta_ls - Y_test).squaredNorm() / static_cast<double>(c.n);
+    if (c.h == Normalisation::identity)
+      out.error_rate =
+          (equivalent_beta(trained.parameters, data.X, data.Y) - beta_ls).norm() /
+          beta_ls.norm();
+    out.loss = std::move(trained.loss);
+    out.seconds = elapsed.count();
+  };
+
+  // Runs are handed out one at a time; each writes only its own slot, and its numbers
+  // depend only on (seed, run), so neither the thread count nor the schedule changes them.
+  std::atomic<int> next{0};
+  std::mutex report;
+  int done = 0;
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(c.threads));
+  auto worker = [&](int w) {
+    try {
+      for (int r = next++; r < c.runs; r = next++) {
+        one_run(r);
+        const std::lock_guard lock(report);
+        ++done;
+        if (c.on_run_done) c.on_run_done(done, c.runs);
+      }
+    } catch (...) {
+      errors[static_cast<std::size_t>(w)] = std::current_exception();
+      next = c.runs;  // stop the other workers early
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int w = 1; w < std::min(c.threads, c.runs); ++w) pool.emplace_back(worker, w);
+  worker(0);
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return results;
+}
+
+}  // namespace attn
