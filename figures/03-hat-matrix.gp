@@ -1,0 +1,19 @@
+# The hat matrix H = X (XᵀX)⁻¹ Xᵀ as a heatmap with signed colours.
+# Data: in = CSV with row, col, value (from ch03).
+set terminal svg size 600,520 font "DejaVu Sans,13" background rgb "white"
+set output out
+set datafile separator ","
+set key off
+stats in skip 1 using 3 nooutput
+m = (abs(STATS_min) > abs(STATS_max)) ? abs(STATS_min) : abs(STATS_max)
+set cbrange [-m:m]
+set palette defined (-1 "#b2182b", 0 "#f7f7f7", 1 "#2166ac")
+set cblabel "weight H_{ij} (red: negative)"
+set xlabel "training row j (key)"
+set ylabel "training row i (query)"
+stats in skip 1 using 1 name "R" nooutput
+set xrange [-0.5:R_max + 0.5]
+set yrange [R_max + 0.5:-0.5]
+set tics out nomirror
+set title "Least squares as attention: the weights H_{ij} of the hat matrix"
+plot in skip 1 using 2:1:3 with image pixels
