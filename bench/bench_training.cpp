@@ -6,14 +6,11 @@
 // n x n products, S^T = X (X M)^T and (dL/dS) X: 4 n^2 d flops per iteration. The GEMM
 // rows do one product of the same shape, 2 n^2 d flops.
 //
-// `bench-training --full` also runs the whole experiment once (3 sizes x 2 normalisations
-// x 10 runs x 1000 iterations, 2 threads) and reports its wall time in seconds. A PyTorch
-// formulation takes about 0.5 / 0.6 ms per iteration at (100, 10) identity / softmax,
-// 9 / 24 ms at (1000, 10) and 61 / 79 ms at (1000, 100): about 29 minutes in all.
+// A PyTorch formulation takes about 0.5 / 0.6 ms per iteration at (100, 10) identity /
+// softmax, 9 / 24 ms at (1000, 10) and 61 / 79 ms at (1000, 100). The whole experiment is
+// timed by the chapter program itself (timings.json of `./book run 03`).
 #include <benchmark/benchmark.h>
 
-#include <cstring>
-#include <string>
 
 #include "attn/attention_regression.hpp"
 #include "attn/random.hpp"
@@ -77,46 +74,6 @@ BENCHMARK(BM_identity)->Apply(sizes);
 BENCHMARK(BM_softmax)->Apply(sizes);
 BENCHMARK(BM_scores_gemm)->Apply(sizes);
 
-// The source's whole experiment, as the chapter runs it.
-void BM_full_experiment(benchmark::State& state) {
-  for (auto _ : state)
-    for (const auto& [n, d] :
-         {std::pair<Eigen::Index, Eigen::Index>{100, 10}, {1000, 10}, {1000, 100}})
-      for (const auto h : {Normalisation::identity, Normalisation::softmax}) {
-        attn::ExperimentConfig config;
-        config.n = n;
-        config.d = d;
-        config.h = h;
-        config.runs = 10;
-        config.iterations = 1000;
-        config.adam = attn::experiment_adam;
-        config.threads = static_cast<int>(state.range(0));
-        benchmark::DoNotOptimize(attn::run_experiment(config).data());
-      }
-}
-
 }  // namespace
 
-int main(int argc, char** argv) {
-  // --full (ours, removed before Google Benchmark parses the rest): the whole experiment.
-  bool full = false;
-  int kept = 0;
-  for (int i = 0; i < argc; ++i) {
-    if (i > 0 && std::strcmp(argv[i], "--full") == 0)
-      full = true;
-    else
-      argv[kept++] = argv[i];
-  }
-  argc = kept;
-  if (full)
-    benchmark::RegisterBenchmark("BM_full_experiment", BM_full_experiment)
-        ->Arg(2)
-        ->Iterations(1)
-        ->UseRealTime()
-        ->Unit(benchmark::kSecond);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+BENCHMARK_MAIN();

@@ -10,7 +10,10 @@ mid = R_max / 2.0
 set logscale y 10
 set format y "10^{%L}"
 set xrange [-0.5:configs - 0.5]
-set yrange [*:1e-2]
+stats in skip 1 using (log10($3)) name "E" nooutput
+lo = E_min < -5 ? E_min : -5
+hi = E_max > -3 ? E_max : -3
+set yrange [10**(floor(lo) - 0.5):10**(ceil(hi) + 0.5)]
 set xlabel "n × d"
 set xtics scale 0
 set ylabel "error rate of β_{eq} after training"

@@ -70,8 +70,10 @@ void conditioning(const Options& o, const std::filesystem::path& out, std::strin
                   json& results) {
   const Index n = 100, d = 10;
   const int seeds = o.common.quick ? 3 : 9;
-  say(text, "1. Relative error of beta for y = X beta exactly, X {} x {} with condition "
-            "number kappa\n   (median over {} matrices)\n", n, d, seeds);
+  say(text,
+      "1. Relative error of beta for y = X beta exactly, X {} x {} with condition "
+      "number kappa\n   (median over {} matrices)\n",
+      n, d, seeds);
   say(text, "   {:>8} {:>12} {:>12} {:>12}\n", "kappa", "normal eq.", "QR", "SVD");
   std::vector<std::vector<attn::CsvCell>> rows;
   double first_failure = 0;
@@ -132,10 +134,12 @@ void identities(const Options& o, std::string& text, json& results) {
   const MatrixXd G_inv = L.transpose() * L;
   const MatrixXd W = attn::random_normal(d, d, rng);  // any invertible W_q
   const double w_v = 0.5;
+  // Three choices with W_q^T W_k w_v = (X^T X)^-1: W_q = W_k = L; W_q = I and
+  // W_k = (X^T X)^-1; a random W_q with W_k = W_q^-T (X^T X)^-1 / w_v.
   const attn::AttentionRegressor choices[] = {
-      {L, L, 1.0},                                   // W_q = W_k = L
-      {MatrixXd::Identity(d, d), G_inv, 1.0},        // W_q = I, W_k = (X^T X)^-1
-      {W, W.transpose().inverse() * G_inv / w_v, w_v}};  // W_q^T W_k w_v = (X^T X)^-1
+      {L, L, 1.0},
+      {MatrixXd::Identity(d, d), G_inv, 1.0},
+      {W, W.transpose().inverse() * G_inv / w_v, w_v}};
   // [attention-is-ls]
   const char* names[] = {"whitened", "identity_query", "random_factorisation"};
   say(text, "2. Least squares as attention, n = {}, d = {}, {} new queries x\n", n, d,
@@ -151,8 +155,10 @@ void identities(const Options& o, std::string& text, json& results) {
   const double l2 = max_abs(L * XtX * L.transpose() - MatrixXd::Identity(d, d));
   const MatrixXd LXt = L * X.transpose();
   const double l3 = max_abs(LXt * LXt.transpose() - MatrixXd::Identity(d, d));
-  say(text, "   whitening map L: |L^T L - (X^T X)^-1| rel = {:.1e}; max|L X^T X L^T - I| = "
-            "{:.1e};\n   rows of L X^T orthonormal to {:.1e}\n", l1, l2, l3);
+  say(text,
+      "   whitening map L: |L^T L - (X^T X)^-1| rel = {:.1e}; max|L X^T X L^T - I| = "
+      "{:.1e};\n   rows of L X^T orthonormal to {:.1e}\n",
+      l1, l2, l3);
   results["whitening_LtL_minus_inverse"] = l1;
   results["whitening_LXtXLt_minus_identity"] = l2;
   results["whitening_LXt_rows_orthonormal"] = l3;
@@ -160,16 +166,18 @@ void identities(const Options& o, std::string& text, json& results) {
   // Hat matrix, on the training rows: the unnormalised attention matrix of the LS system.
   const MatrixXd H = attn::hat_matrix(X);
   const MatrixXd S = attn::attention_matrix(choices[0], X, Normalisation::identity);
-  const double negative = static_cast<double>((H.array() < 0).count()) /
-                          static_cast<double>(H.size());
+  const double negative =
+      static_cast<double>((H.array() < 0).count()) / static_cast<double>(H.size());
   MatrixXd X1(n, d + 1);  // with an intercept column
   X1 << VectorXd::Ones(n), X;
   const MatrixXd H1 = attn::hat_matrix(X1);
-  say(text, "   hat matrix H: max|S - H| = {:.1e}, max|H^2 - H| = {:.1e}, trace = {:.12f}\n",
+  say(text,
+      "   hat matrix H: max|S - H| = {:.1e}, max|H^2 - H| = {:.1e}, trace = {:.12f}\n",
       max_abs(S - H), max_abs(H * H - H), H.trace());
-  say(text, "   {:.0f}% of its entries are negative (min {:.3f}); max|row sum - 1| = {:.2f} "
-            "without and {:.1e} with an intercept column\n", 100 * negative, H.minCoeff(),
-      (H.rowwise().sum().array() - 1).abs().maxCoeff(),
+  say(text,
+      "   {:.0f}% of its entries are negative (min {:.3f}); max|row sum - 1| = {:.2f} "
+      "without and {:.1e} with an intercept column\n",
+      100 * negative, H.minCoeff(), (H.rowwise().sum().array() - 1).abs().maxCoeff(),
       (H1.rowwise().sum().array() - 1).abs().maxCoeff());
   results["hat_attention_minus_H"] = max_abs(S - H);
   results["hat_idempotence"] = max_abs(H * H - H);
@@ -191,8 +199,10 @@ void identities(const Options& o, std::string& text, json& results) {
   // [one-step]
   // The preconditioned step beta_1 = (X^T X)^-1 X^T Y is Newton's: it lands on beta_LS.
   const double newton = attn::relative_error(G_inv * X.transpose() * Y, beta_ls);
-  say(text, "   one layer W_q^T W_k = eta I vs one gradient step: {:.1e}; Newton step vs "
-            "LS: {:.1e}\n\n", gd, newton);
+  say(text,
+      "   one layer W_q^T W_k = eta I vs one gradient step: {:.1e}; Newton step vs "
+      "LS: {:.1e}\n\n",
+      gd, newton);
   results["one_layer_equals_one_gd_step"] = gd;
   results["newton_step_equals_ls"] = newton;
 }
@@ -205,7 +215,8 @@ void hat_figure(const Options& o, const std::filesystem::path& out) {
   const MatrixXd H = attn::hat_matrix(X);
   MatrixXd table(H.size(), 3);
   for (Index i = 0, r = 0; i < H.rows(); ++i)
-    for (Index j = 0; j < H.cols(); ++j, ++r) table.row(r) << double(i), double(j), H(i, j);
+    for (Index j = 0; j < H.cols(); ++j, ++r)
+      table.row(r) << double(i), double(j), H(i, j);
   attn::write_csv(out / "03-hat-matrix.csv", {"row", "col", "value"}, table);
 }
 
@@ -224,7 +235,8 @@ std::pair<double, double> geometric(const std::vector<double>& v) {
     s2 += std::log(x) * std::log(x);
   }
   const double m = s / double(v.size());
-  const double var = v.size() > 1 ? (s2 - double(v.size()) * m * m) / double(v.size() - 1) : 0;
+  const double var =
+      v.size() > 1 ? (s2 - double(v.size()) * m * m) / double(v.size() - 1) : 0;
   return {std::exp(m), std::exp(std::sqrt(std::max(var, 0.0)))};
 }
 
@@ -267,8 +279,10 @@ void experiments(const Options& o, const std::vector<Config>& configs,
                  json& timings, std::vector<std::string>& figures) {
   const bool with_id = o.normalisation != "softmax";
   const bool with_softmax = o.normalisation != "identity";
-  say(text, "3. Training the attention system (seed 000 §5): {} runs x {} Adam iterations, "
-            "lr {:g}, decay {:g}\n", o.runs, o.iterations, o.lr, o.decay);
+  say(text,
+      "3. Training the attention system (seed 000 §5): {} runs x {} Adam iterations, "
+      "lr {:g}, decay {:g}\n",
+      o.runs, o.iterations, o.lr, o.decay);
   std::vector<std::vector<attn::CsvCell>> error_rows;
   double total_seconds = 0;
   for (std::size_t ci = 0; ci < configs.size(); ++ci) {
@@ -283,8 +297,10 @@ void experiments(const Options& o, const std::vector<Config>& configs,
       ls_loss.push_back(r.ls_loss);
       ls_test.push_back(r.ls_test_loss);
     }
-    say(text, "   (n, d) = ({}, {}): least-squares loss {:.4f} (median over runs), "
-              "held out {:.4f}\n", c.n, c.d, median(ls_loss), median(ls_test));
+    say(text,
+        "   (n, d) = ({}, {}): least-squares loss {:.4f} (median over runs), "
+        "held out {:.4f}\n",
+        c.n, c.d, median(ls_loss), median(ls_test));
     results[name + "_ls_loss_median"] = median(ls_loss);
     results[name + "_ls_test_loss_median"] = median(ls_test);
 
@@ -320,13 +336,14 @@ void experiments(const Options& o, const std::vector<Config>& configs,
         errors.push_back(*run.error_rate);
         final_loss.push_back(run.loss.back());
         excess.push_back(run.loss.back() / run.ls_loss - 1);
-        error_rows.push_back({double(ci), double(r), *run.error_rate,
-                              fmt::format("{} × {}", c.n, c.d)});
+        error_rows.push_back(
+            {double(ci), double(r), *run.error_rate, fmt::format("{} × {}", c.n, c.d)});
       }
       const double worst = *std::max_element(errors.begin(), errors.end());
-      say(text, "     h = id:      error rate |beta_eq - beta_LS|/|beta_LS| max {:.1e}, "
-                "median {:.1e}; final loss / LS loss - 1: max {:.1e}\n", worst,
-          median(errors), *std::max_element(excess.begin(), excess.end()));
+      say(text,
+          "     h = id:      error rate |beta_eq - beta_LS|/|beta_LS| max {:.1e}, "
+          "median {:.1e}; final loss / LS loss - 1: max {:.1e}\n",
+          worst, median(errors), *std::max_element(excess.begin(), excess.end()));
       results[name + "_id_error_rate_max"] = worst;
       results[name + "_id_error_rate_median"] = median(errors);
       results[name + "_id_final_loss_median"] = median(final_loss);
@@ -343,14 +360,18 @@ void experiments(const Options& o, const std::vector<Config>& configs,
         ratio.push_back(run.loss.back() / run.ls_loss);
         test_ratio.push_back(run.test_loss / run.ls_test_loss);
       }
-      say(text, "     h = softmax: final loss median {:.4f} = {:.2f} x LS (range {:.2f} to "
-                "{:.2f}); held out {:.2f} x LS\n", median(final_loss), median(ratio),
+      say(text,
+          "     h = softmax: final loss median {:.4f} = {:.2f} x LS (range {:.2f} to "
+          "{:.2f}); held out {:.2f} x LS\n",
+          median(final_loss), median(ratio),
           *std::min_element(ratio.begin(), ratio.end()),
           *std::max_element(ratio.begin(), ratio.end()), median(test_ratio));
       results[name + "_softmax_final_loss_median"] = median(final_loss);
       results[name + "_softmax_over_ls_median"] = median(ratio);
-      results[name + "_softmax_over_ls_min"] = *std::min_element(ratio.begin(), ratio.end());
-      results[name + "_softmax_over_ls_max"] = *std::max_element(ratio.begin(), ratio.end());
+      results[name + "_softmax_over_ls_min"] =
+          *std::min_element(ratio.begin(), ratio.end());
+      results[name + "_softmax_over_ls_max"] =
+          *std::max_element(ratio.begin(), ratio.end());
       results[name + "_softmax_test_over_ls_test_median"] = median(test_ratio);
       timings[name + "_softmax_seconds"] = sm.seconds;
       timings[name + "_softmax_ms_per_iteration"] = ms_per_iteration(sm.runs);
@@ -364,8 +385,8 @@ void experiments(const Options& o, const std::vector<Config>& configs,
   }
   timings["experiments_seconds"] = total_seconds;
   timings["threads"] = o.threads;
-  say(text, "   training took {:.1f} s in all on {} thread{}\n\n", total_seconds, o.threads,
-      o.threads > 1 ? "s" : "");
+  say(text, "   training took {:.1f} s in all on {} thread{}\n\n", total_seconds,
+      o.threads, o.threads > 1 ? "s" : "");
 }
 
 void run(Options& o, const CLI::App& app) {
@@ -374,10 +395,13 @@ void run(Options& o, const CLI::App& app) {
   if (app.count("--n") || app.count("--d")) {
     if (o.n == 0) o.n = 100;
     if (o.d == 0) o.d = 10;
-    if (o.d > o.n)
+    // n = d would be a valid least-squares problem, but its fit is exact: the loss the
+    // experiment compares against would be 0.
+    if (o.d >= o.n)
       throw attn::usage_error(
-          "--d", fmt::format("must be <= --n = {}: least squares needs at least as many "
-                             "samples as features (got {})", o.n, o.d));
+          "--d", fmt::format("must be less than --n = {}: the experiment needs more "
+                             "samples than features (got {})",
+                             o.n, o.d));
     configs = {{o.n, o.d}};
   }
   const std::filesystem::path out = o.common.out;
@@ -428,8 +452,9 @@ int main(int argc, char** argv) {
   attn::add_int_option(app, "--n", o.n, 1, 100000,
                        "training rows; with --n or --d, one configuration replaces the "
                        "source's three (default 100)");
-  attn::add_int_option(app, "--d", o.d, 1, 1000, "features, at most --n (default 10)");
-  attn::add_int_option(app, "--runs", o.runs, 1, 1000, "independent runs per configuration");
+  attn::add_int_option(app, "--d", o.d, 1, 1000, "features, fewer than --n (default 10)");
+  attn::add_int_option(app, "--runs", o.runs, 1, 1000,
+                       "independent runs per configuration");
   attn::add_int_option(app, "--iterations", o.iterations, 1, 1000000,
                        "Adam iterations per run");
   attn::add_double_option(app, "--lr", o.lr, 0, 1, "Adam's learning rate");
@@ -437,8 +462,9 @@ int main(int argc, char** argv) {
                           "learning-rate decay per iteration (1 = constant)");
   attn::add_choice_option(app, "--normalisation", o.normalisation,
                           {"both", "identity", "softmax"}, "which systems h to train");
-  attn::add_int_option(app, "--threads", o.threads, 1, 64,
-                       "worker threads (runs are independent; results do not depend on it)");
+  attn::add_int_option(
+      app, "--threads", o.threads, 1, 64,
+      "worker threads (runs are independent; results do not depend on it)");
   return attn::run_program(app, argc, argv, [&] {
     if (o.common.quick) {  // --quick shrinks only what the user did not set
       if (app.count("--runs") == 0) o.runs = 3;

@@ -34,7 +34,8 @@ struct Shape {
 };
 // d > n is fine for the attention system itself (only least squares needs d <= n);
 // n = 150 spans three blocks of the softmax path (64 queries each, the last one short).
-const std::vector<Shape> shapes{{1, 1}, {2, 3}, {5, 2}, {7, 4}, {16, 8}, {40, 5}, {150, 3}};
+const std::vector<Shape> shapes{{1, 1},  {2, 3},  {5, 2},  {7, 4},
+                                {16, 8}, {40, 5}, {150, 3}};
 const std::vector<std::uint64_t> seeds{1, 2, 3};
 const std::vector<Normalisation> both{Normalisation::identity, Normalisation::softmax};
 

@@ -124,8 +124,8 @@ double evaluate(const Eigen::Ref<const MatrixXd>& W_q,
   const double two_over_n = 2.0 / static_cast<double>(n);
   if (h == Normalisation::identity) {
     // [identity-forward]
-    // yhat = S Y w_v = X M X^T Y w_v = w_v X u with u = M b = W_q^T (W_k b): the n x n
-    // matrix S is never formed, and M is never formed either; O(nd + d^2).
+    // yhat = S Y w_v = X M X^T Y w_v = w_v X u with u = M b = W_q^T (W_k b):
+    // the n x n matrix S is never formed, and M is not formed either; O(nd + d^2).
     const VectorXd kb = W_k * b;              // W_k b
     const VectorXd u = W_q.transpose() * kb;  // M b  (w_v u = beta_eq)
     problem.yhat.noalias() = w_v * (X * u);
@@ -168,10 +168,10 @@ double evaluate(const Eigen::Ref<const MatrixXd>& W_q,
     for (Index c = 0; c < b; ++c) {
       const Index i = i0 + c;
       auto t = T.col(c);
-      // Stable softmax of row i of S: subtract the row maximum, so every exponent is <= 0,
-      // the largest term is exactly 1 and the sum lies in [1, n].
+      // Stable softmax of row i of S: subtract the row maximum, so every exponent
+      // is <= 0, the largest term is exactly 1 and the sum lies in [1, n].
       const double m = t.maxCoeff();
-      if (!std::isfinite(m)) {  // only after divergence: report it as NaN, never hide it
+      if (!std::isfinite(m)) {  // after divergence only: NaN, which train() reports
         problem.yhat(i) = std::numeric_limits<double>::quiet_NaN();
         loss = std::numeric_limits<double>::quiet_NaN();
         t.setConstant(std::numeric_limits<double>::quiet_NaN());
@@ -185,8 +185,9 @@ double evaluate(const Eigen::Ref<const MatrixXd>& W_q,
       const double r = problem.yhat(i) - Y(i);
       loss += r * r;
       if (dW_q) {
-        // Backward through row i. yhat_i = w_v sum_j A_ij Y_j gives dL/dA_ij = w_v G_i Y_j,
-        // and the softmax Jacobian dL/dS_ij = A_ij (dL/dA_ij - sum_k A_ik dL/dA_ik) gives
+        // Backward through row i. yhat_i = w_v sum_j A_ij Y_j gives
+        // dL/dA_ij = w_v G_i Y_j, and the softmax Jacobian,
+        // dL/dS_ij = A_ij (dL/dA_ij - sum_k A_ik dL/dA_ik), gives
         //   dL/dS_ij = w_v G_i A_ij (Y_j - z_i).
         // Column i of T becomes row i of E = dL/dS; and dL/dw_v = sum_i G_i z_i.
         const double G = two_over_n * r;
@@ -197,8 +198,8 @@ double evaluate(const Eigen::Ref<const MatrixXd>& W_q,
     // [softmax-row]
     if (dW_q) {
       // [softmax-backward]
-      // S = X M X^T, so dS = X dM X^T and dL/dM = C = X^T E X = sum over the blocks of
-      // X_blk^T (E_blk X), where E_blk holds the block's rows of E (the columns of T).
+      // S = X M X^T, so dS = X dM X^T and dL/dM = C = X^T E X, the sum over the
+      // blocks of X_blk^T (E_blk X); E_blk holds the block's rows of E (T's columns).
       EX.topRows(b).noalias() = T.transpose() * X;
       C.noalias() += X.middleRows(i0, b).transpose() * EX.topRows(b);
       // [softmax-backward]
@@ -359,10 +360,10 @@ TrainingResult train(const Eigen::Ref<const Eigen::MatrixXd>& X,
     result.loss.push_back(evaluate(W_q, W_k, theta(2 * d2), h, problem,
                                    last ? nullptr : &dW_q, &dW_k, &grad(2 * d2)));
     if (!std::isfinite(result.loss.back()))
-      throw std::runtime_error(
-          "train: the loss became " + std::to_string(result.loss.back()) +
-          " at iteration " + std::to_string(it) +
-          ": the training diverged (try a smaller learning rate)");
+      throw std::runtime_error("train: the loss became " +
+                               std::to_string(result.loss.back()) + " at iteration " +
+                               std::to_string(it) +
+                               ": the training diverged (try a smaller learning rate)");
     if (!last) adam_step(adam, state, theta, grad);
   }
   result.parameters = unpack(theta, d);

@@ -82,7 +82,8 @@ CLI::Option* add_int_option(CLI::App& app, const std::string& name, long& value,
 CLI::Option* add_double_option(CLI::App& app, const std::string& name, double& value,
                                double lo, double hi, const std::string& description) {
   return app
-      .add_option(name, value, fmt::format("{} (a number in ({:g}, {:g}])", description, lo, hi))
+      .add_option(name, value,
+                  fmt::format("{} (a number in ({:g}, {:g}])", description, lo, hi))
       ->capture_default_str()
       ->check(CLI::Validator(
           [lo, hi](std::string& text) -> std::string {
@@ -104,7 +105,8 @@ CLI::Option* add_choice_option(CLI::App& app, const std::string& name, std::stri
       ->capture_default_str()
       ->check(CLI::Validator(
           [choices, list](std::string& text) -> std::string {
-            if (std::find(choices.begin(), choices.end(), text) != choices.end()) return {};
+            if (std::find(choices.begin(), choices.end(), text) != choices.end())
+              return {};
             return fmt::format("must be one of: {} (got '{}')", list, text);
           },
           "", "choice"));
