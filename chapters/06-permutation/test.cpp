@@ -169,6 +169,11 @@ TEST_SUITE("ch06") {
       CHECK(c > 1e-2);
       // ...yet softmax removes it; the shift costs rounding of about eps * |c| per score.
       CHECK(rel(with_bK, plain) <= rounding(n, d) * (1.0 + c));
+      // The bias does reach the scores: without softmax the same b_K changes the output.
+      attn::AttentionParams p0 = p;
+      p0.b_K.resize(0);
+      CHECK(rel(attn::cross_attention(X, Z, p, attn::Weighting::identity),
+                attn::cross_attention(X, Z, p0, attn::Weighting::identity)) > broken);
     });
   }
 
