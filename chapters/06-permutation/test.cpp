@@ -68,7 +68,7 @@ void for_all(Body body) {
 
 TEST_SUITE("ch06") {
   TEST_CASE(
-      "permute_rows is multiplication by the permutation matrix P, and P^T undoes it") {
+      "permute_rows is multiplication by the permutation matrix P and P^T undoes it") {
     for_all([](Index n, Index d, Index, attn::Rng& rng, const attn::Permutation& perm) {
       const MatrixXd X = attn::random_normal(n, d, rng);
       const MatrixXd P = attn::permutation_matrix(perm);
@@ -286,7 +286,7 @@ TEST_SUITE("ch06") {
                     std::invalid_argument);
   }
 
-  TEST_CASE("LayerNorm and the FFN act on each token alone, so they are equivariant") {
+  TEST_CASE("LayerNorm and the FFN act on each token alone so they are equivariant") {
     for_all([](Index n, Index d, Index, attn::Rng& rng, const attn::Permutation& perm) {
       const MatrixXd X = attn::random_normal(n, d, rng);
       const attn::NormParams ln = ch06::random_layer_norm(d, rng);
@@ -335,7 +335,7 @@ TEST_SUITE("ch06") {
   }
 
   TEST_CASE(
-      "a transformer block is permutation-equivariant with post-LN, pre-LN and the "
+      "a transformer block is permutation-equivariant with post-LN or pre-LN or the "
       "source's placement") {
     for_all([](Index n, Index d, Index heads, attn::Rng& rng,
                const attn::Permutation& perm) {
