@@ -545,10 +545,10 @@ TEST_SUITE("ch03") {
       }
   }
 
-  TEST_CASE("gradient descent approaches LS for eta < 2/sigma_max^2 and diverges above") {
+  TEST_CASE("gradient descent approaches LS for eta < 2/lambda_max^2 and diverges above") {
     // beta_k - beta_LS = (I - eta X^T X)^k (beta_0 - beta_LS): along the right singular
     // vector r_i it shrinks by |1 - eta lambda_i^2| per step, which is < 1 for every i
-    // exactly when 0 < eta < 2/sigma_max^2.
+    // exactly when 0 < eta < 2/lambda_max^2 (lambda_max = the largest singular value of X).
     for (const auto seed : seeds)
       for (const auto [n, d] : shapes) {
         if (n < 4 * d) continue;  // well conditioned: kappa < 3, so a few hundred steps

@@ -459,6 +459,7 @@ std::vector<RunResult> run_experiment(const ExperimentConfig& c) {
           (equivalent_beta(trained.parameters, data.X, data.Y) - beta_ls).norm() /
           beta_ls.norm();
     out.loss = std::move(trained.loss);
+    out.parameters = std::move(trained.parameters);
     out.seconds = elapsed.count();
   };
 

@@ -243,6 +243,7 @@ struct RunResult {
   double test_loss = 0;
   double ls_test_loss = 0;  ///< held-out loss of \f$ \beta_{LS} \f$ on the same rows
   double seconds = 0;  ///< wall time of the training (not reproducible, unlike the rest)
+  AttentionRegressor parameters;  ///< \f$ W_q, W_k, w_v \f$ after training
 };
 
 /// \brief The seeds of run `run`: `stream` 0 draws the data, 1 the initial parameters, 2
