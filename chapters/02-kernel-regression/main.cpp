@@ -158,15 +158,17 @@ void weight_maps(const Options& o, const ch02::Data& data,
       }
     }
     // [weights]
-    double mean_keys = 0;  // average number of keys with weight > 1e-3 per defined row
+    // Effective number of keys a query averages over, 1 / sum_i w_i^2 (n for uniform
+    // weights, 1 for one key), averaged over the queries that have a key.
+    double effective = 0;
     for (Index j = 0; j < m; ++j)
-      if (!std::isnan(W(j, 0)))
-        mean_keys += static_cast<double>((W.row(j).array() > 1e-3).count());
-    mean_keys /= static_cast<double>(std::max<Index>(1, m - empty));
+      if (!std::isnan(W(j, 0))) effective += 1.0 / W.row(j).squaredNorm();
+    effective /= static_cast<double>(std::max<Index>(1, m - empty));
     say(text,
-        "   {:<13} {:5.1f} keys above weight 1e-3 per query; {} queries without a key\n",
-        attn::kernel_name(k), mean_keys, empty);
-    results[fmt::format("weights_keys_above_1e-3_{}", attn::kernel_name(k))] = mean_keys;
+        "   {:<13} effective keys per query 1/sum w^2 = {:5.2f}; {} queries without a "
+        "key\n",
+        attn::kernel_name(k), effective, empty);
+    results[fmt::format("weights_effective_keys_{}", attn::kernel_name(k))] = effective;
     results[fmt::format("weights_empty_rows_{}", attn::kernel_name(k))] = empty;
     for (Index j = 0; j < m; ++j)
       for (Index i = 0; i < X.rows(); ++i)
