@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iterator>
 #include <limits>
 #include <numeric>
@@ -45,6 +46,25 @@ struct Options {
   long reps = 300;     // data sets at the smallest n of the rate sweep
   long max_n = 25600;  // largest n of the rate sweep (100, 200, 400, ... up to it)
 };
+
+// A real-valued option whose text must be one number in [lo, hi]: the error then names
+// the option, the range and the input.
+CLI::Option* add_real_option(CLI::App& app, const std::string& name, double& value,
+                             double lo, double hi, const std::string& description) {
+  const std::string range = fmt::format("in [{:g}, {:g}]", lo, hi);
+  return app.add_option(name, value, fmt::format("{} (a number {})", description, range))
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [lo, hi, range](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double x = std::strtod(text.c_str(), &end);
+            const bool parsed = !text.empty() && end == text.c_str() + text.size();
+            if (!parsed || !(x >= lo && x <= hi))  // also refuses NaN
+              return fmt::format("must be a number {} (got '{}')", range, text);
+            return {};
+          },
+          "", "real"));
+}
 
 template <typename... Args>
 void say(std::string& text, fmt::format_string<Args...> format, Args&&... args) {
@@ -110,13 +130,15 @@ void fits(const Options& o, const ch02::Data& data, const std::filesystem::path&
       double sum = 0;
       for (Index j = 0; j < m; ++j)
         if (!std::isnan(fit(j))) sum += std::pow(fit(j) - table(j, 1), 2);
-      const double mse = sum / static_cast<double>(m - gaps);
+      const double mse = gaps < m ? sum / static_cast<double>(m - gaps) : nan;
       table.col(col++) = fit;
       header.push_back(fmt::format("{}_h{:g}", attn::kernel_name(k), h));
-      const std::string cell = gaps == 0 ? fmt::format("{:.4f}", mse)
-                                         : fmt::format("{:.4f} ({} undef.)", mse, gaps);
+      const std::string cell = gaps == m   ? std::string("undefined")
+                               : gaps == 0 ? fmt::format("{:.4f}", mse)
+                                           : fmt::format("{:.4f} ({} undef.)", mse, gaps);
       say(text, " {:>20}", cell);
-      results[fmt::format("fit_mse_{}_h{:g}", attn::kernel_name(k), h)] = mse;
+      if (gaps < m)  // results.json holds numbers only: no entry where it is undefined
+        results[fmt::format("fit_mse_{}_h{:g}", attn::kernel_name(k), h)] = mse;
       results[fmt::format("fit_undefined_points_{}_h{:g}", attn::kernel_name(k), h)] =
           gaps;
     }
@@ -313,10 +335,15 @@ void choose_bandwidth(const Options& o, const ch02::Data& data,
       if (cv < best) best = cv, best_h = table(p, 0);
     }
     ++col;
-    say(text, "   {:<13} min CV = {:.4f} at h = {:.4f}  (undefined for {} of {} h)\n",
-        attn::kernel_name(k), best, best_h, undefined, points);
-    results[fmt::format("loo_cv_min_{}", attn::kernel_name(k))] = best;
-    results[fmt::format("loo_cv_best_h_{}", attn::kernel_name(k))] = best_h;
+    if (undefined == points) {  // results.json holds numbers only: no entry then
+      say(text, "   {:<13} CV is undefined for every h of the grid\n",
+          attn::kernel_name(k));
+    } else {
+      say(text, "   {:<13} min CV = {:.4f} at h = {:.4f}  (undefined for {} of {} h)\n",
+          attn::kernel_name(k), best, best_h, undefined, points);
+      results[fmt::format("loo_cv_min_{}", attn::kernel_name(k))] = best;
+      results[fmt::format("loo_cv_best_h_{}", attn::kernel_name(k))] = best_h;
+    }
     if (k == chosen_kernel) chosen_h = best_h, chosen_cv = best;
   }
   // What CV(h) estimates: the noise variance plus the Gaussian fit's MSE against f. The
@@ -347,15 +374,20 @@ void choose_bandwidth(const Options& o, const ch02::Data& data,
     steps.row(Index(t)) << static_cast<double>(t), path[t].h, path[t].loss, path[t].grad;
   attn::write_csv(out / "02-learned.csv", {"step", "h", "loss", "grad"}, steps);
   const auto& last = path.back();
-  say(text, "   chosen for --kernel {}: h = {:.4f} (CV {:.4f})\n", o.kernel, chosen_h,
-      chosen_cv);
+  if (std::isnan(chosen_h))
+    say(text, "   no h of the grid can be chosen for --kernel {}\n", o.kernel);
+  else
+    say(text, "   chosen for --kernel {}: h = {:.4f} (CV {:.4f})\n", o.kernel, chosen_h,
+        chosen_cv);
   say(text,
       "   learned Gaussian h (gradient descent on log h from 0.3): h = {:.4f},"
       " CV {:.4f}, |dCV/dlog h| = {:.1e}, {} steps\n\n",
       last.h, last.loss, std::abs(last.grad), path.size() - 1);
   results["chosen_kernel"] = o.kernel;
-  results["chosen_bandwidth"] = chosen_h;
-  results["chosen_bandwidth_cv"] = chosen_cv;
+  if (!std::isnan(chosen_h)) {
+    results["chosen_bandwidth"] = chosen_h;
+    results["chosen_bandwidth_cv"] = chosen_cv;
+  }
   results["learned_bandwidth"] = last.h;
   results["learned_bandwidth_cv"] = last.loss;
   results["learned_bandwidth_final_gradient"] = last.grad;
@@ -363,8 +395,9 @@ void choose_bandwidth(const Options& o, const ch02::Data& data,
 }
 
 void run(Options& o) {
-  if (!(o.h > 0) || !std::isfinite(o.h))
-    throw attn::usage_error("--h", fmt::format("must be a number > 0 (got {})", o.h));
+  if (!(o.h >= 1e-9) || !(o.h <= 1e9))
+    throw attn::usage_error(
+        "--h", fmt::format("must be a number in [1e-09, 1e+09] (got {})", o.h));
   if (!(o.noise >= 0) || !(o.noise <= 100))
     throw attn::usage_error(
         "--noise", fmt::format("must be a number in [0, 100] (got {})", o.noise));
@@ -424,15 +457,14 @@ int main(int argc, char** argv) {
   attn::add_common_options(app, o.common, ATTN_DEFAULT_OUT);
   attn::add_int_option(app, "--n", o.n, 2, 20000,
                        "training points of the fits, weight maps and cross-validation");
-  app.add_option("--noise", o.noise, "standard deviation of the label noise, in [0, 100]")
-      ->capture_default_str();
+  add_real_option(app, "--noise", o.noise, 0.0, 100.0,
+                  "standard deviation of the label noise");
   app.add_option("--kernel", o.kernel,
                  "kernel of the rate sweep and of the chosen h: gaussian, box, triangle "
                  "or epanechnikov")
       ->capture_default_str();
-  app.add_option("--h", o.h,
-                 "bandwidth of the weight maps (> 0); the fits also use h/2.5 and 4h")
-      ->capture_default_str();
+  add_real_option(app, "--h", o.h, 1e-9, 1e9,
+                  "bandwidth of the weight maps; the fits also use h/2.5 and 4h");
   attn::add_int_option(app, "--reps", o.reps, 4, 100000,
                        "data sets at n = 100 in the rate sweep (fewer at larger n)");
   attn::add_int_option(app, "--max-n", o.max_n, 200, 1000000,

@@ -256,6 +256,11 @@ TEST_SUITE("ch02") {
     const MatrixXd fit = attn::nadaraya_watson(
         far, X, (MatrixXd(3, 1) << 1, 2, 3).finished(), Kernel::gaussian, 0.01);
     CHECK(fit(0, 0) == 3.0);
+    // Only when (distance / h)^2 overflows a double do all its logits become -inf: the
+    // same error, never NaN.
+    CHECK_THROWS_WITH_AS(attn::nadaraya_watson(Q, X, Y, Kernel::gaussian, 1e-200),
+                         doctest::Contains("every Gaussian kernel value underflows"),
+                         std::domain_error);
     // Leave-one-out: an isolated point has no other point in range.
     MatrixXd P(3, 1);
     P << 0.0, 0.1, 5.0;

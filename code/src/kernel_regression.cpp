@@ -42,12 +42,19 @@ void check_rows_have_keys(const char* where, const Eigen::MatrixXd& L,
                           double h, const char* what) {
   const Eigen::VectorXd m = L.rowwise().maxCoeff();
   for (Eigen::Index i = 0; i < L.rows(); ++i)
-    if (m(i) == -inf)
+    if (m(i) == -inf) {
+      const char* other = what[0] == 'q' ? "key" : "other point";
+      if (kernel == Kernel::gaussian)  // only when (distance / h)^2 overflows a double
+        throw std::domain_error(
+            fmt::format("{}: {} {} (x = {}): every Gaussian kernel value underflows to 0 "
+                        "at h = {:g}, "
+                        "so its estimate would be 0/0; use a larger h",
+                        where, what, i, point_text(Q, i), h));
       throw std::domain_error(fmt::format(
           "{}: {} {} (x = {}) has no {} within the {} kernel's bandwidth h = {:g}, "
           "so its estimate would be 0/0; use a larger h or the Gaussian kernel",
-          where, what, i, point_text(Q, i), what[0] == 'q' ? "key" : "other point",
-          kernel_name(kernel), h));
+          where, what, i, point_text(Q, i), other, kernel_name(kernel), h));
+    }
 }
 
 }  // namespace
@@ -126,7 +133,12 @@ Eigen::MatrixXd kernel_logits(const Eigen::Ref<const Eigen::MatrixXd>& Q,
     }
     return -inf;
   };
-  return (D / (h * h)).unaryExpr(log_g);
+  // u^2 as (sqrt(D) / h)^2, not D / h^2: for a tiny h, h^2 underflows to 0 and D / h^2
+  // would give 0/0 at D = 0.
+  return D.unaryExpr([h, log_g](double d2) {
+    const double u = std::sqrt(d2) / h;
+    return log_g(u * u);
+  });
   // [log-kernel]
 }
 
@@ -155,6 +167,9 @@ Eigen::MatrixXd gaussian_attention_logits(const Eigen::Ref<const Eigen::MatrixXd
                                           const Eigen::Ref<const Eigen::MatrixXd>& X,
                                           double h) {
   check_bandwidth("gaussian_attention_logits", h);
+  if (!(h * h > 0) || !std::isfinite(1 / (h * h)))
+    throw std::invalid_argument(fmt::format(
+        "gaussian_attention_logits: h^2 must be a normal double (got h = {})", h));
   check_points("gaussian_attention_logits", Q, X);
   // [bridge]
   // -|q - x|^2 / 2h^2 = q.x / h^2 - |x|^2 / 2h^2 - |q|^2 / 2h^2; the last term is the
@@ -199,7 +214,13 @@ LooGradient gaussian_loo_gradient(const Eigen::Ref<const Eigen::MatrixXd>& X,
   check_bandwidth("gaussian_loo_gradient", h);
   const Eigen::MatrixXd D = squared_distances(X, X);
   // [loo-gradient]
-  Eigen::MatrixXd S = -D / (2 * h * h);  // logits s_ij; ds_ij / d(log h) = D_ij / h^2
+  // U2_ij = D_ij / h^2 (as (sqrt(D) / h)^2, see kernel_logits); logits s_ij = -U2_ij / 2,
+  // and ds_ij / d(log h) = U2_ij.
+  const Eigen::MatrixXd U2 = D.unaryExpr([h](double d2) {
+    const double u = std::sqrt(d2) / h;
+    return u * u;
+  });
+  Eigen::MatrixXd S = -0.5 * U2;
   S.diagonal().setConstant(-inf);
   const Eigen::MatrixXd A = softmax_rows(S);  // leave-one-out weights a_ij
   const Eigen::MatrixXd P = A * Y;            // predictions yhat_{-i}
@@ -208,7 +229,9 @@ LooGradient gaussian_loo_gradient(const Eigen::Ref<const Eigen::MatrixXd>& X,
   double grad = 0;
   for (Eigen::Index i = 0; i < X.rows(); ++i) {
     // d yhat_i / d(log h) = sum_j a_ij (y_j - yhat_i) D_ij / h^2 (softmax's Jacobian).
-    const Eigen::RowVectorXd weights = A.row(i).cwiseProduct(D.row(i)) / (h * h);
+    // (a_ij = 0 where U2_ij is infinite: that term is 0, not 0 * inf.)
+    const Eigen::RowVectorXd weights =
+        (A.row(i).array() > 0).select(A.row(i).array() * U2.row(i).array(), 0.0);
     const Eigen::RowVectorXd dyhat = weights * (Y.rowwise() - P.row(i));
     grad += 2.0 / n * R.row(i).dot(dyhat);
   }
@@ -228,11 +251,12 @@ std::vector<BandwidthStep> learn_bandwidth(const Eigen::Ref<const Eigen::MatrixX
   for (int t = 0; t < max_steps; ++t) {
     path.push_back({std::exp(theta), g.loss, g.d_log_h});
     if (std::abs(g.d_log_h) <= tolerance * g.loss) break;
-    // Backtracking: halve the step until the loss decreases; then try a longer one.
+    // Backtracking (Armijo): halve the step until the loss falls by at least half of what
+    // the gradient promises, eta * grad^2 / 2; after a success, try a twice longer step.
     for (;;) {
       const double candidate = theta - eta * g.d_log_h;
       const LooGradient next = gaussian_loo_gradient(X, Y, std::exp(candidate));
-      if (next.loss < g.loss) {
+      if (next.loss <= g.loss - 0.5 * eta * g.d_log_h * g.d_log_h) {
         theta = candidate;
         g = next;
         eta *= 2;

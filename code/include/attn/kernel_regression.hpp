@@ -69,7 +69,9 @@ Eigen::MatrixXd kernel_logits(const Eigen::Ref<const Eigen::MatrixXd>& Q,
 /// each row sums to 1.
 /// \throws std::domain_error if a compact kernel sees no key within \f$ h \f$ of a query
 /// (the estimate would be 0/0); the message names the query's row and coordinates. The
-/// library does not fall back to another estimate.
+/// library does not fall back to another estimate. The Gaussian kernel is never 0, but its
+/// logits do reach \f$ -\infty \f$ when \f$ (\lVert q - x \rVert / h)^2 \f$ overflows
+/// (\f$ h \f$ below about \f$ 10^{-154} \f$ times the distances): that is the same error.
 Eigen::MatrixXd nw_weights(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                            const Eigen::Ref<const Eigen::MatrixXd>& X, Kernel kernel,
                            double h);
@@ -87,6 +89,8 @@ Eigen::MatrixXd nadaraya_watson(const Eigen::Ref<const Eigen::MatrixXd>& Q,
 /// at temperature \f$ h^2 \f$ plus a key bias. They differ from the log-kernel by
 /// \f$ -\lVert q_i \rVert^2/2h^2 \f$, constant along each row, so
 /// \f$ \operatorname{softmax}_{\text{rows}}(S) \f$ equals the Gaussian nw_weights().
+/// \throws std::invalid_argument if \f$ h^2 \f$ underflows to 0 or \f$ 1/h^2 \f$
+/// overflows (the expanded form cannot be evaluated there; nw_weights() can).
 Eigen::MatrixXd gaussian_attention_logits(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                           const Eigen::Ref<const Eigen::MatrixXd>& X,
                                           double h);
@@ -133,7 +137,8 @@ struct BandwidthStep {
 
 /// \brief A learned bandwidth ("parametric attention pooling"): gradient descent on
 /// \f$ \theta = \log h \f$ (so \f$ h \f$ stays positive) to minimise the Gaussian
-/// \f$ \mathrm{CV}(h) \f$, with a backtracking step (halved until the loss decreases).
+/// \f$ \mathrm{CV}(h) \f$, with a backtracking step: halved until the loss falls by at
+/// least half of the decrease the gradient predicts (Armijo), doubled after each success.
 /// Stops when \f$ |\partial\,\mathrm{CV}/\partial\theta| \le \f$ `tolerance` times the
 /// loss, or after `max_steps`. Returns the path; its last entry is the final bandwidth.
 std::vector<BandwidthStep> learn_bandwidth(const Eigen::Ref<const Eigen::MatrixXd>& X,
