@@ -246,13 +246,13 @@ void bridge(attn::Rng& rng, const ch02::Data& data, const Options& o, std::strin
       nq, nk, d, h);
   say(text, "   max |softmax(q.k/h^2 - |k|^2/2h^2) - NW weights|  = {:.1e}\n", residual);
   say(text,
-      "   max |softmax(q.k/h^2) - NW weights|, keys of unequal norm = {:.3f}"
-      " (outputs differ by up to {:.3f})\n",
+      "   max |softmax(q.k/h^2) - NW weights|, keys of unequal norm = {:.3f}\n"
+      "      (the outputs differ by up to {:.3f})\n",
       plain_diff, plain_out_diff);
   say(text, "   the same, all keys of norm 1.5 = {:.1e}\n", sphere_diff);
   say(text,
-      "   1-D data, h = {:g}: MSE against f of NW {:.4f}, of plain softmax(x x_i/h^2) "
-      "{:.4f}\n\n",
+      "   1-D data, h = {:g}: MSE against f of NW {:.4f}, of plain softmax(x x_i/h^2)"
+      " {:.4f}\n\n",
       o.h, mse_nw, mse_plain);
   results["bridge_identity_residual"] = residual;
   results["plain_softmax_weight_difference"] = plain_diff;
@@ -380,8 +380,8 @@ void choose_bandwidth(const Options& o, const ch02::Data& data,
     say(text, "   chosen for --kernel {}: h = {:.4f} (CV {:.4f})\n", o.kernel, chosen_h,
         chosen_cv);
   say(text,
-      "   learned Gaussian h (gradient descent on log h from 0.3): h = {:.4f},"
-      " CV {:.4f}, |dCV/dlog h| = {:.1e}, {} steps\n\n",
+      "   learned Gaussian h (gradient descent on log h from 0.3): h = {:.4f}\n"
+      "      CV {:.4f}, |dCV/dlog h| = {:.1e} after {} steps\n\n",
       last.h, last.loss, std::abs(last.grad), path.size() - 1);
   results["chosen_kernel"] = o.kernel;
   if (!std::isnan(chosen_h)) {
