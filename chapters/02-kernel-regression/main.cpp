@@ -471,8 +471,8 @@ int main(int argc, char** argv) {
                        "largest n of the rate sweep (100, 200, 400, ... up to it)");
   return attn::run_program(app, argc, argv, [&] {
     if (o.common.quick) {  // --quick shrinks only what the user did not set
-      if (app.count("--reps") == 0) o.reps = 60;
-      if (app.count("--max-n") == 0) o.max_n = 3200;
+      if (app.count("--reps") == 0) o.reps = 40;
+      if (app.count("--max-n") == 0) o.max_n = 1600;
     }
     run(o);
   });

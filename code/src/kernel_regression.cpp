@@ -57,6 +57,18 @@ void check_rows_have_keys(const char* where, const Eigen::MatrixXd& L,
     }
 }
 
+// D / h^2 entrywise. When h^2 underflows (or 1/h^2 overflows) it is computed as
+// (sqrt(D) / h)^2 instead, so that D = 0 gives 0 rather than 0/0.
+Eigen::MatrixXd scaled_squares(const Eigen::MatrixXd& D, double h) {
+  const double inv_h2 = 1.0 / (h * h);
+  if (h * h >= std::numeric_limits<double>::min() && std::isfinite(inv_h2))
+    return D * inv_h2;
+  return D.unaryExpr([h](double d2) {
+    const double u = std::sqrt(d2) / h;
+    return u * u;
+  });
+}
+
 }  // namespace
 
 const std::vector<Kernel>& all_kernels() {
@@ -120,26 +132,20 @@ Eigen::MatrixXd kernel_logits(const Eigen::Ref<const Eigen::MatrixXd>& Q,
   const Eigen::MatrixXd D = squared_distances(Q, X);
   // [log-kernel]
   // log K_h = log g(|q - x| / h); -inf where a compact kernel is 0 (weight exactly 0).
-  const auto log_g = [kernel](double u2) {  // u2 = u^2 = |q - x|^2 / h^2
-    switch (kernel) {
-      case Kernel::gaussian:
-        return -0.5 * u2;
-      case Kernel::box:
-        return u2 <= 1.0 ? 0.0 : -inf;
-      case Kernel::triangle:
-        return u2 < 1.0 ? std::log1p(-std::sqrt(u2)) : -inf;
-      case Kernel::epanechnikov:
-        return u2 < 1.0 ? std::log1p(-u2) : -inf;
-    }
-    return -inf;
-  };
-  // u^2 as (sqrt(D) / h)^2, not D / h^2: for a tiny h, h^2 underflows to 0 and D / h^2
-  // would give 0/0 at D = 0.
-  return D.unaryExpr([h, log_g](double d2) {
-    const double u = std::sqrt(d2) / h;
-    return log_g(u * u);
-  });
+  const Eigen::MatrixXd U2 = scaled_squares(D, h);  // u^2 = |q - x|^2 / h^2
+  switch (kernel) {
+    case Kernel::gaussian:
+      return -0.5 * U2;
+    case Kernel::box:
+      return U2.unaryExpr([](double u2) { return u2 <= 1.0 ? 0.0 : -inf; });
+    case Kernel::triangle:
+      return U2.unaryExpr(
+          [](double u2) { return u2 < 1.0 ? std::log1p(-std::sqrt(u2)) : -inf; });
+    case Kernel::epanechnikov:
+      return U2.unaryExpr([](double u2) { return u2 < 1.0 ? std::log1p(-u2) : -inf; });
+  }
   // [log-kernel]
+  throw std::invalid_argument("kernel_logits: unknown kernel");
 }
 
 Eigen::MatrixXd nw_weights(const Eigen::Ref<const Eigen::MatrixXd>& Q,
@@ -214,12 +220,8 @@ LooGradient gaussian_loo_gradient(const Eigen::Ref<const Eigen::MatrixXd>& X,
   check_bandwidth("gaussian_loo_gradient", h);
   const Eigen::MatrixXd D = squared_distances(X, X);
   // [loo-gradient]
-  // U2_ij = D_ij / h^2 (as (sqrt(D) / h)^2, see kernel_logits); logits s_ij = -U2_ij / 2,
-  // and ds_ij / d(log h) = U2_ij.
-  const Eigen::MatrixXd U2 = D.unaryExpr([h](double d2) {
-    const double u = std::sqrt(d2) / h;
-    return u * u;
-  });
+  // U2_ij = D_ij / h^2; logits s_ij = -U2_ij / 2, and ds_ij / d(log h) = U2_ij.
+  const Eigen::MatrixXd U2 = scaled_squares(D, h);
   Eigen::MatrixXd S = -0.5 * U2;
   S.diagonal().setConstant(-inf);
   const Eigen::MatrixXd A = softmax_rows(S);  // leave-one-out weights a_ij
