@@ -275,9 +275,9 @@ void rate(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
             fmt::format("rate sweep: n = {} ({} of {})", ns[std::size_t(k)], k + 1, K));
       });
   attn::progress("");
-  say(text, "4. Consistency, {} kernel, h = {:g} n^(-1/5){}: interior MSE against f\n",
+  say(text, "4. Consistency, {} kernel, h = {:.3g} n^(-1/5){}: interior MSE against f\n",
       o.kernel, ch02::rate_bandwidth(1, kernel),
-      kernel == Kernel::gaussian ? "" : " (spread 0.15 n^(-1/5))");
+      kernel == Kernel::gaussian ? "" : " (sd 0.15 n^(-1/5))");
   say(text, "   {:>7} {:>6} {:>10} {:>12} {:>14}\n", "n", "h", "data sets", "mean MSE",
       "MSE * n^(4/5)");
   MatrixXd table(static_cast<Index>(ns.size()), 7);
