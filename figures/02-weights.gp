@@ -18,6 +18,6 @@ names = "Gaussian box triangle Epanechnikov"
 cells = rows * cols  # rows of the CSV per kernel: queries x keys
 do for [k = 0:3] {
   set title word(names, k + 1) . " kernel, h = " . h
-  plot in skip 1 every ::(k*cells)::((k+1)*cells - 1) using 2:3:($5 > 0 ? NaN : $4) with image
+  plot in skip 1 every ::(k*cells)::((k+1)*cells - 1) using 2:3:($5 > 0 ? NaN : $4) with image pixels
 }
 unset multiplot

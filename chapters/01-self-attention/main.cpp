@@ -23,6 +23,8 @@
 
 namespace {
 
+using attn::say;
+
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
@@ -39,12 +41,6 @@ struct Options {
   long samples = 10000;  // Monte Carlo samples of q·k per width d
   long max_d = 1024;     // widest d in the variance sweep (powers of two up to it)
 };
-
-// Appends to the summary that is printed and saved as output.txt.
-template <typename... Args>
-void say(std::string& text, fmt::format_string<Args...> format, Args&&... args) {
-  fmt::format_to(std::back_inserter(text), format, std::forward<Args>(args)...);
-}
 
 // ------------------------------------------------------------------------------------
 // 1. Dot product versus distance, on the 2-D toy embeddings of the source's picture.

@@ -29,6 +29,8 @@
 
 namespace {
 
+using attn::say;
+
 using attn::Kernel;
 using Eigen::Index;
 using Eigen::MatrixXd;
@@ -46,30 +48,6 @@ struct Options {
   long reps = 300;     // data sets at the smallest n of the rate sweep
   long max_n = 25600;  // largest n of the rate sweep (100, 200, 400, ... up to it)
 };
-
-// A real-valued option whose text must be one number in [lo, hi]: the error then names
-// the option, the range and the input.
-CLI::Option* add_real_option(CLI::App& app, const std::string& name, double& value,
-                             double lo, double hi, const std::string& description) {
-  const std::string range = fmt::format("in [{:g}, {:g}]", lo, hi);
-  return app.add_option(name, value, fmt::format("{} (a number {})", description, range))
-      ->capture_default_str()
-      ->check(CLI::Validator(
-          [lo, hi, range](std::string& text) -> std::string {
-            char* end = nullptr;
-            const double x = std::strtod(text.c_str(), &end);
-            const bool parsed = !text.empty() && end == text.c_str() + text.size();
-            if (!parsed || !(x >= lo && x <= hi))  // also refuses NaN
-              return fmt::format("must be a number {} (got '{}')", range, text);
-            return {};
-          },
-          "", "real"));
-}
-
-template <typename... Args>
-void say(std::string& text, fmt::format_string<Args...> format, Args&&... args) {
-  fmt::format_to(std::back_inserter(text), format, std::forward<Args>(args)...);
-}
 
 // CSV rows of a table whose NaN entries (undefined values) are written as the word NaN,
 // which gnuplot reads as a gap; attn::write_csv refuses NaN numbers.
@@ -457,14 +435,14 @@ int main(int argc, char** argv) {
   attn::add_common_options(app, o.common, ATTN_DEFAULT_OUT);
   attn::add_int_option(app, "--n", o.n, 2, 20000,
                        "training points of the fits, weight maps and cross-validation");
-  add_real_option(app, "--noise", o.noise, 0.0, 100.0,
-                  "standard deviation of the label noise");
+  attn::add_real_option(app, "--noise", o.noise, 0.0, 100.0,
+                        "standard deviation of the label noise");
   app.add_option("--kernel", o.kernel,
                  "kernel of the rate sweep and of the chosen h: gaussian, box, triangle "
                  "or epanechnikov")
       ->capture_default_str();
-  add_real_option(app, "--h", o.h, 1e-9, 1e9,
-                  "bandwidth of the weight maps; the fits also use h/2.5 and 4h");
+  attn::add_real_option(app, "--h", o.h, 1e-9, 1e9,
+                        "bandwidth of the weight maps; the fits also use h/2.5 and 4h");
   attn::add_int_option(app, "--reps", o.reps, 4, 100000,
                        "data sets at n = 100 in the rate sweep (fewer at larger n)");
   attn::add_int_option(app, "--max-n", o.max_n, 200, 1000000,

@@ -26,6 +26,8 @@
 
 namespace {
 
+using attn::say;
+
 using attn::Normalisation;
 using Eigen::Index;
 using Eigen::MatrixXd;
@@ -47,12 +49,6 @@ struct Options {
 struct Config {
   Index n, d;
 };
-
-// Appends to the summary that is printed and saved as output.txt.
-template <typename... Args>
-void say(std::string& text, fmt::format_string<Args...> format, Args&&... args) {
-  fmt::format_to(std::back_inserter(text), format, std::forward<Args>(args)...);
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -481,9 +477,9 @@ int main(int argc, char** argv) {
                        "independent runs per configuration");
   attn::add_int_option(app, "--iterations", o.iterations, 1, 1000000,
                        "Adam iterations per run");
-  attn::add_double_option(app, "--lr", o.lr, 0, 1, "Adam's learning rate");
-  attn::add_double_option(app, "--decay", o.decay, 0, 1,
-                          "learning-rate decay per iteration (1 = constant)");
+  attn::add_real_option(app, "--lr", o.lr, 1e-12, 1, "Adam's learning rate");
+  attn::add_real_option(app, "--decay", o.decay, 1e-6, 1,
+                        "learning-rate decay per iteration (1 = constant)");
   attn::add_choice_option(app, "--normalisation", o.normalisation,
                           {"both", "identity", "softmax"}, "which systems h to train");
   attn::add_int_option(

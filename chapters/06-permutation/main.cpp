@@ -25,6 +25,8 @@
 
 namespace {
 
+using attn::say;
+
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
@@ -38,11 +40,6 @@ struct Options {
   long d_ff = 32;   // hidden width of the FFN
   long perms = 20;  // random permutations per variant
 };
-
-template <typename... Args>
-void say(std::string& text, fmt::format_string<Args...> format, Args&&... args) {
-  fmt::format_to(std::back_inserter(text), format, std::forward<Args>(args)...);
-}
 
 double max_abs(const MatrixXd& M) {
   return M.cwiseAbs().maxCoeff();

@@ -79,19 +79,18 @@ CLI::Option* add_int_option(CLI::App& app, const std::string& name, long& value,
           "", "range"));
 }
 
-CLI::Option* add_double_option(CLI::App& app, const std::string& name, double& value,
-                               double lo, double hi, const std::string& description) {
+CLI::Option* add_real_option(CLI::App& app, const std::string& name, double& value,
+                             double lo, double hi, const std::string& description) {
+  const std::string range = fmt::format("[{:g}, {:g}]", lo, hi);
   return app
-      .add_option(name, value,
-                  fmt::format("{} (a number in ({:g}, {:g}])", description, lo, hi))
+      .add_option(name, value, fmt::format("{} (a number in {})", description, range))
       ->capture_default_str()
       ->check(CLI::Validator(
-          [lo, hi](std::string& text) -> std::string {
+          [lo, hi, range](std::string& text) -> std::string {
             double parsed = 0;
-            if (!parse_number(text, parsed) || !std::isfinite(parsed) || parsed <= lo ||
-                parsed > hi)
-              return fmt::format("must be a number in ({:g}, {:g}] (got '{}')", lo, hi,
-                                 text);
+            // The comparisons are false for NaN, so NaN is refused too.
+            if (!parse_number(text, parsed) || !(parsed >= lo && parsed <= hi))
+              return fmt::format("must be a number in {} (got '{}')", range, text);
             return {};
           },
           "", "range"));

@@ -37,10 +37,10 @@ void add_common_options(CLI::App& app, CommonOptions& options,
 CLI::Option* add_int_option(CLI::App& app, const std::string& name, long& value, long lo,
                             long hi, const std::string& description);
 
-/// \brief Adds a real-valued option that must be finite and lie in \f$ (lo, hi] \f$
-/// ("nan", "inf", "1e-3x" and out-of-range values are usage errors); --help shows the range.
-CLI::Option* add_double_option(CLI::App& app, const std::string& name, double& value,
-                               double lo, double hi, const std::string& description);
+/// \brief Adds a real-valued option that must be a number in \f$ [lo, hi] \f$ ("nan",
+/// "inf", "1e-3x" and out-of-range values are usage errors); --help shows the range.
+CLI::Option* add_real_option(CLI::App& app, const std::string& name, double& value,
+                             double lo, double hi, const std::string& description);
 
 /// \brief Adds an option whose value must be one of `choices`; --help lists them.
 CLI::Option* add_choice_option(CLI::App& app, const std::string& name, std::string& value,

@@ -7,8 +7,11 @@
 /// written to a temporary name in the same directory and renamed into place, which POSIX
 /// makes atomic.
 
+#include <fmt/format.h>
+
 #include <Eigen/Dense>
 #include <filesystem>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -16,6 +19,13 @@
 #include <vector>
 
 namespace attn {
+
+/// \brief Appends formatted text to `text`: how a chapter program builds the summary it
+/// prints and saves as output.txt.
+template <typename... Args>
+void say(std::string& text, fmt::format_string<Args...> format, Args&&... args) {
+  fmt::format_to(std::back_inserter(text), format, std::forward<Args>(args)...);
+}
 
 /// \brief Writes `content` to `path` atomically (temporary file, then rename).
 /// \throws std::runtime_error naming the path if it cannot be written.
