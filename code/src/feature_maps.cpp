@@ -69,7 +69,7 @@ MatrixXd taylor_features(const Eigen::Ref<const MatrixXd>& X, int order,
     throw std::invalid_argument(fmt::format("taylor_features: order {} < 0", order));
   const Index d = X.cols();
   const double dim = taylor_feature_dim(d, order);
-  check_feature_size(fmt::format("the Taylor map of order {} in d = {}", order, d),
+  check_feature_size(fmt::format("the Taylor map of order {} in d_k = {}", order, d),
                      X.rows(), dim, limit_bytes);
   MatrixXd phi(X.rows(), static_cast<Index>(dim));
   // [taylor-features]
@@ -93,7 +93,7 @@ MatrixXd exp_limit_features(const Eigen::Ref<const MatrixXd>& X, int n,
   if (n < 1)
     throw std::invalid_argument(fmt::format("exp_limit_features: n = {} < 1", n));
   const Index d = X.cols();
-  check_feature_size(fmt::format("the exp-limit map with n = {} in d = {}", n, d),
+  check_feature_size(fmt::format("the exp-limit map of power {} in d_k = {}", n, d),
                      X.rows(), exp_limit_feature_dim(d, n), limit_bytes);
   // [exp-limit-features]
   MatrixXd Z(X.rows(), d + 1);  // rows [1, x / sqrt(n)]
