@@ -1,7 +1,8 @@
-// Chapter 05: softmax attention, O(N^2 d), against linear attention with m positive random
-// features, O(N m d), over sequence lengths N. Google Benchmark fits the complexity of each
-// (BigO and RMS lines of its report): N^2 for softmax, N for linear attention. Memory at
-// the largest N = 2^20: Q, K, V and two N x m feature matrices, about 1.4 GB.
+// Chapter 05: softmax attention, O(N^2 d), against linear attention with r positive
+// random features, O(N m d), over sequence lengths N. Google Benchmark fits the
+// complexity of each (BigO and RMS lines of its report): N^2 for softmax, N for linear
+// attention. Memory at the largest N = 2^20: Q, K, V and two N x m feature matrices,
+// about 1.4 GB.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -18,7 +19,8 @@ constexpr Eigen::Index d = 16, m = 64;  // the chapter program's defaults
 void BM_softmax_attention(benchmark::State& state) {
   const Eigen::Index n = state.range(0);
   attn::Rng rng(1);
-  const Eigen::MatrixXd Q = attn::random_normal(n, d, rng), K = attn::random_normal(n, d, rng),
+  const Eigen::MatrixXd Q = attn::random_normal(n, d, rng),
+                        K = attn::random_normal(n, d, rng),
                         V = attn::random_normal(n, d, rng);
   for (auto _ : state)
     benchmark::DoNotOptimize(attn::attention(Q, K, V, Eigen::MatrixXd()).data());

@@ -54,9 +54,12 @@ enum class Estimator { positive, orthogonal, trigonometric };
 
 inline const char* name(Estimator e) {
   switch (e) {
-    case Estimator::positive: return "positive";
-    case Estimator::orthogonal: return "orthogonal";
-    default: return "trigonometric";
+    case Estimator::positive:
+      return "positive";
+    case Estimator::orthogonal:
+      return "orthogonal";
+    default:
+      return "trigonometric";
   }
 }
 
@@ -73,9 +76,11 @@ inline VectorXd kernel_estimates(Estimator e, const VectorXd& q, const VectorXd&
     if (e == Estimator::trigonometric)
       phi = attn::trig_random_features(X, attn::gaussian_directions(m, q.size(), rng));
     else if (e == Estimator::orthogonal)
-      phi = attn::positive_random_features(X, attn::orthogonal_directions(m, q.size(), rng));
+      phi = attn::positive_random_features(X,
+                                           attn::orthogonal_directions(m, q.size(), rng));
     else
-      phi = attn::positive_random_features(X, attn::gaussian_directions(m, q.size(), rng));
+      phi =
+          attn::positive_random_features(X, attn::gaussian_directions(m, q.size(), rng));
     est(r) = phi.row(0).dot(phi.row(1));
   }
   return est;
@@ -107,8 +112,8 @@ inline void pair_with_product(Index d, double r, double t, VectorXd& q, VectorXd
   k(1) = r * std::sqrt(std::max(0.0, 1 - c * c));
 }
 
-// The real root of the truncated series T_P(t) for odd P (T_P increases through it), found
-// by bisection on [-(P + 1), 0], where T_P changes sign.
+// The real root of the truncated series T_P(t) for odd P (T_P increases through it),
+// found by bisection on [-(P + 1), 0], where T_P changes sign.
 inline double taylor_root(int order) {
   if (order % 2 == 0) throw std::invalid_argument("taylor_root: even orders have none");
   double lo = -(order + 1.0), hi = 0;

@@ -21,8 +21,8 @@ std::string bytes(double b) {
   return fmt::format("{:.2g} GiB", b / gib);
 }
 
-// Appends the block Y_p (N x d^p) -> Y_{p+1} (N x d^{p+1}) with
-// Y_{p+1}(:, i d + j) = Y_p(:, i) * Z(:, j): the next tensor power, row by row.
+// The next tensor power, row by row: from Y (n x c) and Z (n x d) the n x cd matrix with
+// column i d + j equal to Y(:, i) * Z(:, j).
 MatrixXd next_power(const MatrixXd& Y, const Eigen::Ref<const MatrixXd>& Z) {
   const Index d = Z.cols();
   MatrixXd out(Y.rows(), Y.cols() * d);
@@ -35,12 +35,12 @@ MatrixXd next_power(const MatrixXd& Y, const Eigen::Ref<const MatrixXd>& Z) {
 
 double taylor_feature_dim(Index d, int order) {
   double dim = 0, power = 1;
-  for (int p = 0; p <= order; ++p, power *= static_cast<double>(d)) dim += power;
+  for (int l = 0; l <= order; ++l, power *= static_cast<double>(d)) dim += power;
   return dim;
 }
 
-double exp_limit_feature_dim(Index d, int n) {
-  return std::pow(static_cast<double>(d + 1), n);
+double exp_limit_feature_dim(Index d, int p) {
+  return std::pow(static_cast<double>(d + 1), p);
 }
 
 void check_feature_size(const std::string& what, Index rows, double dim,
@@ -48,15 +48,15 @@ void check_feature_size(const std::string& what, Index rows, double dim,
   const double need = static_cast<double>(rows) * dim * sizeof(double);
   if (need > limit_bytes)
     throw feature_size_error(fmt::format(
-        "{} has {:.4g} features; {} rows of them need {}, over the limit of {}", what, dim,
-        rows, bytes(need), bytes(limit_bytes)));
+        "{} has {:.4g} features; {} rows of them need {}, over the limit of {}", what,
+        dim, rows, bytes(need), bytes(limit_bytes)));
 }
 
 double taylor_exp(double t, int order) {
   // [taylor-exp]
-  double sum = 1, term = 1;  // p = 0: t^0 / 0! = 1 (the seed's sum starts at p = 1)
-  for (int p = 1; p <= order; ++p) {
-    term *= t / p;  // t^p / p!
+  double sum = 1, term = 1;  // l = 0: t^0 / 0! = 1 (the seed's sum starts at 1)
+  for (int l = 1; l <= order; ++l) {
+    term *= t / l;  // t^l / l!
     sum += term;
   }
   // [taylor-exp]
@@ -75,11 +75,11 @@ MatrixXd taylor_features(const Eigen::Ref<const MatrixXd>& X, int order,
   // [taylor-features]
   MatrixXd block = MatrixXd::Ones(X.rows(), 1);  // x^{(x)0} = 1
   Index col = 0;
-  double factorial = 1;
-  for (int p = 0; p <= order; ++p) {
-    if (p > 0) {
-      block = next_power(block, X);  // x^{(x)p}, d^p columns
-      factorial *= p;
+  double factorial = 1;  // l!
+  for (int l = 0; l <= order; ++l) {
+    if (l > 0) {
+      block = next_power(block, X);  // x^{(x)l}: d^l columns
+      factorial *= l;
     }
     phi.middleCols(col, block.cols()) = block / std::sqrt(factorial);
     col += block.cols();
@@ -88,19 +88,19 @@ MatrixXd taylor_features(const Eigen::Ref<const MatrixXd>& X, int order,
   return phi;
 }
 
-MatrixXd exp_limit_features(const Eigen::Ref<const MatrixXd>& X, int n,
+MatrixXd exp_limit_features(const Eigen::Ref<const MatrixXd>& X, int p,
                             double limit_bytes) {
-  if (n < 1)
-    throw std::invalid_argument(fmt::format("exp_limit_features: n = {} < 1", n));
+  if (p < 1)
+    throw std::invalid_argument(fmt::format("exp_limit_features: power {} < 1", p));
   const Index d = X.cols();
-  check_feature_size(fmt::format("the exp-limit map of power {} in d_k = {}", n, d),
-                     X.rows(), exp_limit_feature_dim(d, n), limit_bytes);
+  check_feature_size(fmt::format("the exp-limit map of power {} in d_k = {}", p, d),
+                     X.rows(), exp_limit_feature_dim(d, p), limit_bytes);
   // [exp-limit-features]
-  MatrixXd Z(X.rows(), d + 1);  // rows [1, x / sqrt(n)]
+  MatrixXd Z(X.rows(), d + 1);  // rows [1, x / sqrt(p)]
   Z.col(0).setOnes();
-  Z.rightCols(d) = X / std::sqrt(static_cast<double>(n));
+  Z.rightCols(d) = X / std::sqrt(static_cast<double>(p));
   MatrixXd psi = Z;
-  for (int p = 1; p < n; ++p) psi = next_power(psi, Z);  // [1, x/sqrt(n)]^{(x)n}
+  for (int l = 1; l < p; ++l) psi = next_power(psi, Z);  // p-fold tensor power of Z rows
   // [exp-limit-features]
   return psi;
 }

@@ -33,8 +33,9 @@ void check_inputs(const char* who, const Eigen::Ref<const MatrixXd>& phiQ,
 void check_normalisers(const char* who, const VectorXd& z) {
   for (Index i = 0; i < z.size(); ++i)
     if (!(z(i) > 0))
-      throw std::invalid_argument(fmt::format(
-          "{}: the weights of query {} sum to {:g}, not a positive number", who, i, z(i)));
+      throw std::invalid_argument(
+          fmt::format("{}: the weights of query {} sum to {:g}, not a positive number",
+                      who, i, z(i)));
 }
 
 }  // namespace
@@ -45,8 +46,9 @@ MatrixXd kernel_attention_weights(const Eigen::Ref<const MatrixXd>& phiQ,
   MatrixXd W = phiQ * phiK.transpose();
   if (causal) {
     if (W.rows() != W.cols())
-      throw std::invalid_argument("kernel_attention_weights: causal needs as many queries "
-                                  "as keys");
+      throw std::invalid_argument(
+          "kernel_attention_weights: causal needs as many queries "
+          "as keys");
     W.triangularView<Eigen::StrictlyUpper>().setZero();
   }
   const VectorXd z = W.rowwise().sum();
@@ -66,7 +68,7 @@ MatrixXd linear_attention(const Eigen::Ref<const MatrixXd>& phiQ,
                           const Eigen::Ref<const MatrixXd>& V) {
   check_inputs("linear_attention", phiQ, phiK, &V);
   // [linear-attention]
-  const MatrixXd KV = phiK.transpose() * V;                // m x d_v, once for all queries
+  const MatrixXd KV = phiK.transpose() * V;  // m x d_v, once for all queries
   const VectorXd k_sum = phiK.colwise().sum().transpose();  // phi(K)^T 1, size m
   const VectorXd z = phiQ * k_sum;                          // normalisers, size N
   check_normalisers("linear_attention", z);
@@ -81,8 +83,7 @@ MatrixXd causal_linear_attention(const Eigen::Ref<const MatrixXd>& phiQ,
                                  const Eigen::Ref<const MatrixXd>& V) {
   check_inputs("causal_linear_attention", phiQ, phiK, &V);
   if (phiQ.rows() != phiK.rows())
-    throw std::invalid_argument(
-        "causal_linear_attention: needs as many queries as keys");
+    throw std::invalid_argument("causal_linear_attention: needs as many queries as keys");
   const Index N = phiQ.rows(), m = phiQ.cols(), dv = V.cols();
   MatrixXd out(N, dv);
   // [causal-rnn]
