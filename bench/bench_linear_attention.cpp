@@ -6,6 +6,9 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "attn/attention.hpp"
 #include "attn/feature_maps.hpp"
@@ -58,4 +61,16 @@ BENCHMARK(BM_linear_attention)
 
 }  // namespace
 
-BENCHMARK_MAIN();
+// As in the chapter program: keep freed blocks in the heap, so that the times measure the
+// arithmetic rather than the kernel's page faults on freshly mapped memory.
+int main(int argc, char** argv) {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_MAX, 0);  // every block from the heap, none mapped separately
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
