@@ -100,7 +100,7 @@ TEST_SUITE("ch05") {
       }
   }
 
-  TEST_CASE("odd Taylor orders give negative weights below a root; even orders never") {
+  TEST_CASE("odd Taylor orders give negative weights below a root, even orders never") {
     attn::Rng rng(5);
     for (int P = 1; P <= 9; P += 2) {
       const double root = ch05::taylor_root(P);
@@ -169,7 +169,7 @@ TEST_SUITE("ch05") {
     }
   }
 
-  TEST_CASE("odd exp-limit powers give negative weights when q.k < -p; even ones never") {
+  TEST_CASE("odd exp-limit powers give negative weights when q.k < -p, even ones never") {
     for (int n = 1; n <= 5; ++n) {
       VectorXd q, k;
       ch05::pair_with_product(2, 1.1 * std::sqrt(n + 1.0), -(n + 1.0), q,
@@ -474,15 +474,21 @@ TEST_SUITE("ch05") {
     // tends to the number of distinct such keys (fewer than N: in d = 8 not every key can
     // be a maximiser).
     std::vector<Index> fav;
+    double gap = 1e300;  // smallest gap between a row's largest and second largest logit
     for (Index i = 0; i < N; ++i) {
       Index j = 0;
-      logits.row(i).maxCoeff(&j);
+      const double top = logits.row(i).maxCoeff(&j);
+      Eigen::RowVectorXd rest = logits.row(i);
+      rest(j) = -1e300;
+      gap = std::min(gap, top - rest.maxCoeff());
       fav.push_back(j);
     }
     std::sort(fav.begin(), fav.end());
     const auto distinct = Index(std::unique(fav.begin(), fav.end()) - fav.begin());
     CHECK(distinct < N);
-    const Index r_big = attn::numerical_rank(attn::softmax_rows(1e4 * logits), 1e-10);
+    // A scale at which every weight but the largest is below e^{-100}: one-hot to rounding.
+    const double s_big = 100 / gap;
+    const Index r_big = attn::numerical_rank(attn::softmax_rows(s_big * logits), 1e-10);
     CHECK(r_big == distinct);
     const Index r_mid = attn::numerical_rank(attn::softmax_rows(30 * logits), 1e-10);
     CHECK(r_mid < N);
