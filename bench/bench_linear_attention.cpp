@@ -1,0 +1,76 @@
+// Chapter 05: softmax attention, O(N^2 d), against linear attention with r positive
+// random features, O(N m d), over sequence lengths N. Google Benchmark fits the
+// complexity of each (BigO and RMS lines of its report): N^2 for softmax, N for linear
+// attention. Memory at the largest N = 2^20: Q, K, V and two N x m feature matrices,
+// about 1.4 GB.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include "attn/attention.hpp"
+#include "attn/feature_maps.hpp"
+#include "attn/linear_attention.hpp"
+#include "attn/random.hpp"
+
+namespace {
+
+constexpr Eigen::Index d = 16, m = 64;  // the chapter program's defaults
+
+void BM_softmax_attention(benchmark::State& state) {
+  const Eigen::Index n = state.range(0);
+  attn::Rng rng(1);
+  const Eigen::MatrixXd Q = attn::random_normal(n, d, rng),
+                        K = attn::random_normal(n, d, rng),
+                        V = attn::random_normal(n, d, rng);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(attn::attention(Q, K, V, Eigen::MatrixXd()).data());
+  state.SetComplexityN(n);
+}
+
+// Features of Q and K (stabilised as in Performer) and the linear-time product.
+void BM_linear_attention(benchmark::State& state) {
+  const Eigen::Index n = state.range(0);
+  attn::Rng rng(2);
+  const double s = std::pow(double(d), -0.25);  // the 1/sqrt(d) scale, split over q and k
+  const Eigen::MatrixXd Q = s * attn::random_normal(n, d, rng),
+                        K = s * attn::random_normal(n, d, rng),
+                        V = attn::random_normal(n, d, rng);
+  const Eigen::MatrixXd W = attn::gaussian_directions(m, d, rng);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(
+        attn::linear_attention(
+            attn::positive_random_features(Q, W, attn::Stabiliser::per_row),
+            attn::positive_random_features(K, W, attn::Stabiliser::global), V)
+            .data());
+  state.SetComplexityN(n);
+}
+
+BENCHMARK(BM_softmax_attention)
+    ->RangeMultiplier(2)
+    ->Range(1 << 6, 1 << 12)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity(benchmark::oNSquared);
+BENCHMARK(BM_linear_attention)
+    ->RangeMultiplier(2)
+    ->Range(1 << 6, 1 << 20)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity(benchmark::oN);
+
+}  // namespace
+
+// As in the chapter program: keep freed blocks in the heap, so that the times measure the
+// arithmetic rather than the kernel's page faults on freshly mapped memory.
+int main(int argc, char** argv) {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_MAX, 0);  // every block from the heap, none mapped separately
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

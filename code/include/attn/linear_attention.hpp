@@ -1,0 +1,59 @@
+#pragma once
+/// \file linear_attention.hpp
+/// \brief Kernelised attention with features \f$ \phi(Q), \phi(K) \f$: the quadratic form,
+/// the linear-time form, and the causal recurrence.
+///
+/// With weights \f$ w_{ij} = \phi(q_i)^\top\phi(k_j) \f$, attention returns
+/// \f$ o_i = \sum_j w_{ij} v_j / \sum_j w_{ij} \f$. Forming
+/// \f$ W = \phi(Q)\phi(K)^\top \f$ first costs \f$ O(n^2 D) \f$; multiplying right to
+/// left, \f$ \phi(Q)\,(\phi(K)^\top V) \f$, costs \f$ O(n D d_v) \f$.
+
+#include <Eigen/Dense>
+
+namespace attn {
+
+/// \brief Quadratic-cost kernel attention: \f$ W = \phi(Q)\phi(K)^\top \f$ (its lower
+/// triangle only when `causal`), output \f$ \operatorname{diag}(W\mathbf{1})^{-1} W V \f$.
+/// \throws std::invalid_argument on mismatched shapes, non-finite input, or a row whose
+/// weights sum to 0 or less (the normalisation would divide by it).
+Eigen::MatrixXd kernel_attention_quadratic(const Eigen::Ref<const Eigen::MatrixXd>& phiQ,
+                                           const Eigen::Ref<const Eigen::MatrixXd>& phiK,
+                                           const Eigen::Ref<const Eigen::MatrixXd>& V,
+                                           bool causal = false);
+
+/// \brief The normalised weight matrix \f$ \operatorname{diag}(W\mathbf{1})^{-1} W \f$ of
+/// kernel_attention_quadratic(), \f$ n \times n \f$ (for figures and rank checks).
+Eigen::MatrixXd kernel_attention_weights(const Eigen::Ref<const Eigen::MatrixXd>& phiQ,
+                                         const Eigen::Ref<const Eigen::MatrixXd>& phiK,
+                                         bool causal = false);
+
+/// \brief Linear attention
+/// \f$ \phi(Q)\,(\phi(K)^\top V) \,/\, \phi(Q)\,(\phi(K)^\top \mathbf{1}) \f$ (division
+/// row by row), in \f$ O(n D d_v) \f$ time and \f$ O(D d_v) \f$ extra memory. Equal to
+/// kernel_attention_quadratic() up to rounding.
+/// \throws std::invalid_argument like kernel_attention_quadratic().
+Eigen::MatrixXd linear_attention(const Eigen::Ref<const Eigen::MatrixXd>& phiQ,
+                                 const Eigen::Ref<const Eigen::MatrixXd>& phiK,
+                                 const Eigen::Ref<const Eigen::MatrixXd>& V);
+
+/// \brief Causal linear attention as a recurrent network with a \f$ D \times d_v \f$
+/// state: \f$ S_t = S_{t-1} + \phi(k_t) v_t^\top \f$, \f$ z_t = z_{t-1} + \phi(k_t) \f$,
+/// \f$ o_t = S_t^\top \phi(q_t) / z_t^\top \phi(q_t) \f$. Equal to the masked quadratic
+/// form, kernel_attention_quadratic() with `causal`, up to rounding.
+Eigen::MatrixXd causal_linear_attention(const Eigen::Ref<const Eigen::MatrixXd>& phiQ,
+                                        const Eigen::Ref<const Eigen::MatrixXd>& phiK,
+                                        const Eigen::Ref<const Eigen::MatrixXd>& V);
+
+/// \brief Softmax attention without the \f$ 1/\sqrt{d_k} \f$ scale,
+/// \f$ \operatorname{softmax}_{\text{rows}}(QK^\top)\,V \f$: the target every feature
+/// map approximates (pass \f$ Q/d_k^{1/4}, K/d_k^{1/4} \f$ for the scaled version).
+Eigen::MatrixXd exp_kernel_attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
+                                     const Eigen::Ref<const Eigen::MatrixXd>& K,
+                                     const Eigen::Ref<const Eigen::MatrixXd>& V);
+
+/// \brief Numerical rank: the number of singular values above `rel_tol` times the
+/// largest.
+Eigen::Index numerical_rank(const Eigen::Ref<const Eigen::MatrixXd>& M,
+                            double rel_tol = 1e-10);
+
+}  // namespace attn

@@ -1,0 +1,34 @@
+# Random features. Left: relative RMSE of the kernel estimate against r (log-log), with
+# theory lines. Right: relative RMSE against q.k at r = 64 for |q| = |k| = 1.
+# Data: in = 05-rf-error.csv (r, positive, orthogonal, trigonometric, positive_theory,
+# trig_theory); in2 = 05-rf-kernel.csv (qk, kernel, positive, trig, positive_theory,
+# trig_theory, trig_negative). Variables: sp, so, st = fitted slopes.
+set terminal svg size 1000,440 font "DejaVu Sans,13" background rgb "white"
+set output out
+set datafile separator ","
+set multiplot layout 1,2
+set logscale xy 10
+set format x "%g"
+set format y "10^{%L}"
+set xlabel "random features r"
+set ylabel "relative RMSE of φ(q)·φ(k)"
+set grid lc rgb "#dddddd"
+set key bottom left
+set title "|q| = |k| = 0.5, q·k = 0.1"
+plot in skip 1 using 1:2 with points pt 7 ps 0.7 lc rgb "#c0392b" title sprintf("positive, slope %.2f", sp), \
+     in skip 1 using 1:5 with lines dt 2 lc rgb "#c0392b" notitle, \
+     in skip 1 using 1:3 with points pt 5 ps 0.7 lc rgb "#7d3c98" title sprintf("orthogonal, slope %.2f", so), \
+     in skip 1 using 1:4 with points pt 9 ps 0.8 lc rgb "#2471a3" title sprintf("trigonometric, slope %.2f", st), \
+     in skip 1 using 1:6 with lines dt 2 lc rgb "#2471a3" notitle
+unset logscale x
+set format x "%.1f"
+set xrange [-1.05:1.05]
+set yrange [1e-3:3]
+set xlabel "q·k   (|q| = |k| = 1, so e^{q·k} runs from 0.37 to 2.72)"
+set key top center
+set title "r = 64: where each estimator fails"
+plot in2 skip 1 using 1:($3 > 0 ? $3 : NaN) with points pt 7 ps 0.7 lc rgb "#c0392b" title "positive", \
+     in2 skip 1 using 1:($5 > 0 ? $5 : NaN) with lines dt 2 lc rgb "#c0392b" notitle, \
+     in2 skip 1 using 1:($4 > 0 ? $4 : NaN) with points pt 9 ps 0.8 lc rgb "#2471a3" title "trigonometric", \
+     in2 skip 1 using 1:($6 > 0 ? $6 : NaN) with lines dt 2 lc rgb "#2471a3" notitle
+unset multiplot

@@ -1,0 +1,33 @@
+# Left: singular values of the n x n softmax and linear attention matrices (sigma_i /
+# sigma_1). Right: numerical rank of softmax(s Q K^T) against the logit scale s.
+# Data: in = 05-spectra.csv (index, softmax, linear_rA, linear_rB); in2 = 05-rank-scale.csv
+# (scale, rank_1e10, rank_1e6, favourites). Variables: ma, mb = the two r.
+set terminal svg size 1000,440 font "DejaVu Sans,13" background rgb "white"
+set output out
+set datafile separator ","
+set multiplot layout 1,2
+set logscale y 10
+set format y "10^{%L}"
+set yrange [1e-18:2]
+set xlabel "index i"
+set ylabel "σ_i / σ_1"
+set grid lc rgb "#dddddd"
+set key bottom right
+set title "Singular values of the attention matrix"
+plot in skip 1 using 1:($2 > 0 ? $2 : NaN) with lines lw 2 lc rgb "#c0392b" title "softmax(QK^T)", \
+     in skip 1 using 1:($3 > 0 ? $3 : NaN) with lines lw 2 lc rgb "#27ae60" title sprintf("linear, r = %d", ma), \
+     in skip 1 using 1:($4 > 0 ? $4 : NaN) with lines lw 2 lc rgb "#2471a3" title sprintf("linear, r = %d", mb)
+set logscale x 10
+unset logscale y
+set format x "%g"
+set format y "%g"
+set autoscale y
+set yrange [0:*]
+set xlabel "logit scale s"
+set ylabel "numerical rank"
+set key bottom left
+set title "Rank of softmax(s QK^T)"
+plot in2 skip 1 using 1:2 with linespoints pt 7 ps 0.6 lc rgb "#c0392b" title "σ_i > 10^{-10} σ_1", \
+     in2 skip 1 using 1:3 with linespoints pt 5 ps 0.6 lc rgb "#d68910" title "σ_i > 10^{-6} σ_1", \
+     in2 skip 1 using 1:4 with lines dt 2 lc rgb "#555555" title "keys that are a query's argmax"
+unset multiplot
