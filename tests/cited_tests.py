@@ -15,7 +15,9 @@ import sys
 
 MARKER = re.compile(r"\bTests?:")
 SPAN = re.compile(r"`([^`]+)`")
-TEST_CASE = re.compile(r'TEST_CASE\(\s*"((?:[^"\\]|\\.)*)"', re.S)
+# The name may be split into adjacent string literals ("a " "b"), which C++ joins.
+TEST_CASE = re.compile(r'TEST_CASE\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)', re.S)
+LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"', re.S)
 
 
 def test_names(root):
@@ -24,7 +26,8 @@ def test_names(root):
     files += glob.glob(os.path.join(root, "tests", "lib", "*.cpp"))
     for path in files:
         with open(path, encoding="utf-8") as f:
-            names.update(m.group(1).replace('\\"', '"') for m in TEST_CASE.finditer(f.read()))
+            names.update("".join(LITERAL.findall(m.group(1))).replace('\\"', '"')
+                         for m in TEST_CASE.finditer(f.read()))
     return names
 
 

@@ -79,6 +79,7 @@ using Dimensionless = Quantity<0, 0>;  ///< a pure number
 using Amperes = Quantity<1, 0>;        ///< a current
 using Volts = Quantity<0, 1>;          ///< a voltage
 
+// [units-product]
 /// \brief Matrix product: the exponents add,
 /// \f$ [MN] = \mathrm{A}^{A_1 + A_2}\,\mathrm{V}^{V_1 + V_2} \f$.
 template <int A1, int V1, int A2, int V2>
@@ -86,6 +87,7 @@ Quantity<A1 + A2, V1 + V2> operator*(const Quantity<A1, V1>& M,
                                      const Quantity<A2, V2>& N) {
   return Quantity<A1 + A2, V1 + V2>(M.si_value() * N.si_value());
 }
+// [units-product]
 
 /// \brief A pure number times a quantity: same unit.
 template <int A, int V>
@@ -122,6 +124,7 @@ Dimensionless exp(const Quantity<A, V>& M) {
   return Dimensionless(M.si_value().array().exp().matrix());
 }
 
+// [units-softmax]
 /// \brief Row-wise softmax (through the library's stable attn::softmax_rows()): defined
 /// only for dimensionless scores, because softmax is built from exp().
 template <int A, int V>
@@ -131,6 +134,7 @@ Dimensionless softmax_rows(const Quantity<A, V>& S) {
                 "of the scores must be 0");
   return Dimensionless(softmax_rows(S.si_value()));
 }
+// [units-softmax]
 
 /// \brief Least squares with units: for \f$ X \f$ in \f$ u_X \f$ and \f$ Y \f$ in
 /// \f$ u_Y \f$, \f$ \hat\beta = (X^\top X)^{-1} X^\top Y \f$ has the unit
