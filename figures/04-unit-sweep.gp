@@ -42,7 +42,7 @@ if (which eq "04-prediction-change") {
   a = 1.5; b = 0.5
   set fit quiet nolog
   fit [1:*] f(x) in skip 1 using (log10($1)):(log10($3)) via a, b
-  set label sprintf("slope %.3f (fit, c ≥ 10)", a) at graph 0.62, graph 0.80 right tc rgb orange
+  set label sprintf("slope %.3f (fit, c ≥ 10)", a) at graph 0.97, graph 0.45 right tc rgb orange
   plot in skip 1 using 1:(change($1, $3)) with lines lw 2 lc rgb orange title "attention, h = id (W fixed)", \
        in skip 1 using 1:(change($1, $4)) with linespoints lw 2 pt 7 ps 0.5 lc rgb red title "softmax attention (W fixed)", \
        in skip 1 using 1:(change($1, $12)) with lines lw 2 dt 2 lc rgb purple title "LayerNorm, ε = 10^{-5}", \
