@@ -430,16 +430,25 @@ std::vector<RunResult> run_experiment(const ExperimentConfig& c) {
   validate(c.adam);
   require(!c.initial_w_v || std::isfinite(*c.initial_w_v),
           "run_experiment: initial_w_v must be finite");
+  require(std::isfinite(c.unit) && c.unit > 0,
+          "run_experiment: unit must be positive and finite");
 
   std::vector<RunResult> results(static_cast<std::size_t>(c.runs));
   auto one_run = [&](int r) {
     Rng data_rng(run_seed(c.seed, r, 0)), init_rng(run_seed(c.seed, r, 1));
-    const RegressionData data = regression_data(c.n, c.d, data_rng);
+    RegressionData data = regression_data(c.n, c.d, data_rng);
+    data.X *= c.unit;
+    // Chapter 04's whitened system sees X (kL)^T with the pure number
+    // k = sigma_x sqrt(n): whitened features on the source's numerical scale.
+    const MatrixXd L = c.whiten ? MatrixXd(experiment_feature_scale *
+                                           std::sqrt(double(c.n)) * whitening_map(data.X))
+                                : MatrixXd();
+    const MatrixXd features = c.whiten ? MatrixXd(data.X * L.transpose()) : data.X;
     AttentionRegressor initial = random_regressor(c.d, init_rng);
     initial.w_v = c.initial_w_v ? *c.initial_w_v
-                                : initial_value_weight(initial, data.X, data.Y, c.h);
+                                : initial_value_weight(initial, features, data.Y, c.h);
     const auto start = std::chrono::steady_clock::now();
-    TrainingResult trained = train(data.X, data.Y, c.h, initial, c.iterations, c.adam);
+    TrainingResult trained = train(features, data.Y, c.h, initial, c.iterations, c.adam);
     const std::chrono::duration<double> elapsed =
         std::chrono::steady_clock::now() - start;
     RunResult& out = results[static_cast<std::size_t>(r)];
@@ -449,15 +458,20 @@ std::vector<RunResult> run_experiment(const ExperimentConfig& c) {
     Rng test_rng(run_seed(c.seed, r, 2));
     const MatrixXd X_test = random_uniform(c.n, c.d, test_rng, -10.0, 10.0);
     const VectorXd Y_test = X_test * data.beta + random_normal(c.n, 1, test_rng);
-    out.test_loss = (predict(trained.parameters, data.X, data.Y, X_test, c.h) - Y_test)
-                        .squaredNorm() /
-                    static_cast<double>(c.n);
+    const MatrixXd X_test_unit = X_test * c.unit;
+    const MatrixXd test_features =
+        c.whiten ? MatrixXd(X_test_unit * L.transpose()) : X_test_unit;
+    out.test_loss =
+        (predict(trained.parameters, features, data.Y, test_features, c.h) - Y_test)
+            .squaredNorm() /
+        static_cast<double>(c.n);
     out.ls_test_loss =
-        (X_test * beta_ls - Y_test).squaredNorm() / static_cast<double>(c.n);
-    if (c.h == Normalisation::identity)
-      out.error_rate =
-          (equivalent_beta(trained.parameters, data.X, data.Y) - beta_ls).norm() /
-          beta_ls.norm();
+        (X_test_unit * beta_ls - Y_test).squaredNorm() / static_cast<double>(c.n);
+    if (c.h == Normalisation::identity) {
+      VectorXd beta_eq = equivalent_beta(trained.parameters, features, data.Y);
+      if (c.whiten) beta_eq = L.transpose() * beta_eq;
+      out.error_rate = (beta_eq - beta_ls).norm() / beta_ls.norm();
+    }
     out.loss = std::move(trained.loss);
     out.parameters = std::move(trained.parameters);
     out.seconds = elapsed.count();

@@ -226,6 +226,18 @@ struct ExperimentConfig {
   int threads = 1;         ///< worker threads (runs are independent)
   /// \f$ w_v \f$ at the start; empty: initial_value_weight() of the initial projections.
   std::optional<double> initial_w_v;
+  /// The unit of the features (chapter 04): the data are drawn in the source's unit and
+  /// every feature, training and held-out, is then multiplied by `unit` (1000: the same
+  /// currents in mA instead of A). The initial projections do not change with it, as in a
+  /// framework that knows nothing of units; \f$ Y \f$ keeps its unit.
+  double unit = 1.0;
+  /// Whiten the features first (chapter 04): the system is trained on \f$ X (kL)^\top \f$,
+  /// with \f$ L \f$ = whitening_map() of the training rows and the pure number
+  /// \f$ k = \sigma_x \sqrt n \f$ (experiment_feature_scale), which gives the whitened
+  /// features the standard deviation the source's features have in amperes; held-out rows
+  /// become \f$ X_{test} (kL)^\top \f$. The error rate compares
+  /// \f$ (kL)^\top \beta_{eq} \f$ with \f$ \beta_{LS} \f$.
+  bool whiten = false;
   /// Called after each finished run with (runs finished, runs in all), one call at a time,
   /// from the thread that finished it: for progress lines. May be empty.
   std::function<void(int, int)> on_run_done;

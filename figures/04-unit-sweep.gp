@@ -1,0 +1,64 @@
+# The same data with every current multiplied by c (c = 1000: mA), for four predictors whose
+# weights are fixed numbers chosen in amperes. One script, three figures, chosen by `which`:
+#   04-entropy            mean attention entropy of the two softmax systems against c
+#   04-prediction-change  relative change of the predictions against c = 1 (log-log)
+#   04-prediction-error   held-out mean squared error against c (log-log)
+# Data: in = CSV with c, change_{ls,id,softmax,whitened}, mse_{ls,id,softmax,whitened},
+# entropy_{softmax,whitened}, change_layernorm, layernorm_formula (from ch04); logn = log n.
+set terminal svg size 640,440 font "DejaVu Sans,13" background rgb "white"
+set output out
+set datafile separator ","
+set logscale x 10
+set format x "10^{%L}"
+set xlabel "unit factor c (numbers × c: 10^3 = mA, 10^{-3} = kA)"
+set grid lc rgb "#dddddd"
+blue = "#2471a3"; red = "#c0392b"; green = "#1e8449"; orange = "#d68910"; purple = "#7d3c98"
+floor = 1e-17   # a log axis cannot show 0: exact invariance is drawn at this floor
+clamp(v) = v > floor ? v : floor
+# The change at c = 1 is 0 by definition (the reference itself): not drawn.
+change(c, v) = c == 1 ? 1/0 : clamp(v)
+
+if (which eq "04-entropy") {
+  set title "A change of unit is a change of temperature"
+  set ylabel "mean entropy of a query's weights (nats)"
+  set yrange [-0.2:logn + 0.5]
+  set key at graph 0.02, graph 0.45 left Left reverse
+  set arrow from graph 0, first logn to graph 1, first logn nohead dt 2 lc rgb "#888888"
+  set label sprintf("uniform: log n = %.2f", logn) at graph 0.98, first logn + 0.2 right tc rgb "#888888"
+  set label "one-hot (argmax): 0" at graph 0.98, first 0.15 right tc rgb "#888888"
+  plot in skip 1 using 1:10 with linespoints lw 2 pt 7 ps 0.5 lc rgb red title "softmax, fixed W_q = W_k", \
+       in skip 1 using 1:11 with linespoints lw 2 pt 7 ps 0.5 lc rgb green title "softmax, whitened: W_q = W_k ∝ L"
+}
+
+if (which eq "04-prediction-change") {
+  set logscale y 10
+  set format y "10^{%L}"
+  set yrange [floor / 3:1e16]
+  set ylabel "||ŷ(c) − ŷ(1)|| / ||ŷ(1)||"
+  set title "Which predictions depend on the unit of x?"
+  set key top left font ",11" spacing 0.9
+  # Fitted slope of the unnormalised attention's change for c ≥ 10: it should be 2 (c²).
+  f(x) = a * x + b
+  a = 1.5; b = 0.5
+  set fit quiet nolog
+  fit [1:*] f(x) in skip 1 using (log10($1)):(log10($3)) via a, b
+  set label sprintf("slope %.3f (fit, c ≥ 10)", a) at graph 0.97, graph 0.45 right tc rgb orange
+  plot in skip 1 using 1:(change($1, $3)) with lines lw 2 lc rgb orange title "attention, h = id (W fixed)", \
+       in skip 1 using 1:(change($1, $4)) with linespoints lw 2 pt 7 ps 0.5 lc rgb red title "softmax attention (W fixed)", \
+       in skip 1 using 1:(change($1, $12)) with lines lw 2 dt 2 lc rgb purple title "LayerNorm, ε = 10^{-5}", \
+       in skip 1 using 1:(change($1, $5)) with linespoints lw 2 pt 6 ps 0.6 lc rgb green title "softmax attention, whitened", \
+       in skip 1 using 1:(change($1, $2)) with linespoints lw 2 pt 7 ps 0.5 lc rgb blue title "least squares"
+}
+
+if (which eq "04-prediction-error") {
+  set logscale y 10
+  set format y "10^{%L}"
+  set ylabel "held-out mean squared error (V^2)"
+  set title "Prediction error in every unit"
+  set yrange [0.3:*]
+  set key top left font ",11" spacing 0.9
+  plot in skip 1 using 1:7 with lines lw 2 lc rgb orange title "attention, h = id (W fixed)", \
+       in skip 1 using 1:8 with linespoints lw 2 pt 7 ps 0.5 lc rgb red title "softmax attention (W fixed)", \
+       in skip 1 using 1:9 with linespoints lw 2 pt 6 ps 0.6 lc rgb green title "softmax attention, whitened", \
+       in skip 1 using 1:6 with linespoints lw 2 pt 7 ps 0.5 lc rgb blue title "least squares"
+}
