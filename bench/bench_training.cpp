@@ -8,7 +8,7 @@
 //
 // A PyTorch formulation takes about 0.5 / 0.6 ms per iteration at (100, 10) identity /
 // softmax, 9 / 24 ms at (1000, 10) and 61 / 79 ms at (1000, 100). The whole experiment is
-// timed by the chapter program itself (timings.json of `./book run 03`).
+// timed by the chapter program itself (the time_* keys of its results.json, `./book run 03`).
 #include <benchmark/benchmark.h>
 
 

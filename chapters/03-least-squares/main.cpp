@@ -5,8 +5,8 @@
 // whitening map L, the factorisations of (X^T X)^-1, the hat matrix, one layer = one
 // gradient step), and the source's training experiments (seed 000 §5): an attention layer
 // with h = id or softmax trained by Adam at (n, d) = (100, 10), (1000, 10), (1000, 100).
-// Writes output.txt (this summary), results.json (reproducible numbers), timings.json
-// (wall times, which are not), and the CSV + SVG of each figure into --out.
+// Writes output.txt (this summary), results.json (reproducible numbers, and wall times under
+// keys time_*, which are not), and the CSV + SVG of each figure into --out.
 
 #include <fmt/core.h>
 
@@ -272,7 +272,7 @@ Outcome train_config(const Options& o, Config c, Normalisation h) {
 
 void experiments(const Options& o, const std::vector<Config>& configs,
                  const std::filesystem::path& out, std::string& text, json& results,
-                 json& timings, std::vector<std::string>& figures) {
+                 std::vector<std::string>& figures) {
   const bool with_id = o.normalisation != "softmax";
   const bool with_softmax = o.normalisation != "identity";
   say(text,
@@ -365,8 +365,8 @@ void experiments(const Options& o, const std::vector<Config>& configs,
       results[name + "_id_final_loss_median"] = median(final_loss);
       results[name + "_id_final_loss_over_ls_minus_1_max"] =
           *std::max_element(excess.begin(), excess.end());
-      timings[name + "_id_seconds"] = id.seconds;
-      timings[name + "_id_ms_per_iteration"] = ms_per_iteration(id.runs);
+      results["time_" + name + "_id_seconds"] = id.seconds;
+      results["time_" + name + "_id_ms_per_iteration"] = ms_per_iteration(id.runs);
       total_seconds += id.seconds;
     }
     if (with_softmax) {
@@ -389,8 +389,8 @@ void experiments(const Options& o, const std::vector<Config>& configs,
       results[name + "_softmax_over_ls_max"] =
           *std::max_element(ratio.begin(), ratio.end());
       results[name + "_softmax_test_over_ls_test_median"] = median(test_ratio);
-      timings[name + "_softmax_seconds"] = sm.seconds;
-      timings[name + "_softmax_ms_per_iteration"] = ms_per_iteration(sm.runs);
+      results["time_" + name + "_softmax_seconds"] = sm.seconds;
+      results["time_" + name + "_softmax_ms_per_iteration"] = ms_per_iteration(sm.runs);
       total_seconds += sm.seconds;
     }
   }
@@ -399,8 +399,8 @@ void experiments(const Options& o, const std::vector<Config>& configs,
                     error_rows);
     figures.push_back("03-error-rates");
   }
-  timings["experiments_seconds"] = total_seconds;
-  timings["threads"] = o.threads;
+  results["time_experiments_seconds"] = total_seconds;
+  results["time_threads"] = o.threads;
   say(text, "\n");
 }
 
@@ -423,7 +423,7 @@ void run(Options& o, const CLI::App& app) {
   attn::prepare_out_dir(out);
 
   std::string text;
-  json results, timings;
+  json results;
   results["seed"] = o.common.seed;
   results["runs"] = o.runs;
   results["iterations"] = o.iterations;
@@ -435,7 +435,7 @@ void run(Options& o, const CLI::App& app) {
   conditioning(o, out, text, results);
   identities(o, text, results);
   hat_figure(o, out);
-  experiments(o, configs, out, text, results, timings, figures);
+  experiments(o, configs, out, text, results, figures);
 
   for (const auto& f : figures) {
     if (f.rfind("03-loss-", 0) == 0) {
@@ -450,14 +450,13 @@ void run(Options& o, const CLI::App& app) {
     }
   }
   attn::write_json(out / "results.json", results);
-  attn::write_json(out / "timings.json", timings);
   attn::write_file_atomic(out / "output.txt", text);
   // The wall time is printed but kept out of output.txt, which the book quotes: it depends on
   // the machine and on what else runs, unlike every other number here.
   fmt::print(
-      "{}training took {:.1f} s on {} thread(s); timings.json has the details\nwrote "
-      "{}\n",
-      text, timings["experiments_seconds"].get<double>(), o.threads, out.string());
+      "{}training took {:.1f} s on {} thread(s); results.json has the details (time_*)\n"
+      "wrote {}\n",
+      text, results["time_experiments_seconds"].get<double>(), o.threads, out.string());
 }
 
 }  // namespace

@@ -5,9 +5,8 @@
 // features), measures how fast each converges, compares them at equal feature dimension,
 // checks linear attention against the quadratic form (plain and causal), the stabilisers
 // real implementations use, the rank of the attention matrices, and times softmax against
-// linear attention. Writes output.txt (this summary), results.json (deterministic),
-// timings.json (measured times: they differ from run to run), and the CSV + SVG of each
-// figure into --out.
+// linear attention. Writes output.txt (this summary), results.json (deterministic, except
+// the measured times under keys time_*), and the CSV + SVG of each figure into --out.
 
 #include <fmt/core.h>
 #if defined(__GLIBC__)
@@ -53,6 +52,7 @@ struct Options {
   long exp_n = 6;        // largest exp-limit n whose feature map is built (d = 4)
   long trials = 400;     // Monte Carlo trials per point
   long max_log2_n = 20;  // timing: linear attention up to N = 2^this
+  long block = 256;      // timing: rows per block of the streamed linear attention
 };
 
 double max_abs(const MatrixXd& M) {
@@ -604,11 +604,11 @@ double seconds_per_call(const std::function<void()>& f, bool quick) {
 }
 
 void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-            std::string& text, json& timings) {
+            std::string& text, json& results) {
   const Index d = o.d, m = o.m;
   const int max_soft = std::min<int>(12, int(o.max_log2_n));
   say(text,
-      "7. Time per call (fastest of up to 5 runs), d_k = {}, r = {} (timings.json)\n", d,
+      "7. Time per call (fastest of up to 5 runs), d_k = {}, r = {}\n", d,
       m);
   say(text, "   {:>8} {:>14} {:>14}\n", "n", "softmax (s)", "linear (s)");
   const MatrixXd W = attn::gaussian_directions(m, d, rng);
@@ -620,6 +620,7 @@ void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
     attn::progress(fmt::format("timing at n = 2^{}", j));
     const MatrixXd Q = attn::random_normal(N, d, rng), K = attn::random_normal(N, d, rng),
                    V = attn::random_normal(N, d, rng);
+    const MatrixXd Qs = qk_scale * Q, Ks = qk_scale * K;  // the 1/sqrt(d_k), split
     double ts = std::nan("");
     if (j <= max_soft) {
       ts = seconds_per_call(
@@ -635,10 +636,8 @@ void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
     // [timed-linear]
     const double tl = seconds_per_call(
         [&] {
-          const MatrixXd Y = attn::linear_attention(
-              attn::positive_random_features(qk_scale * Q, W, attn::Stabiliser::per_row),
-              attn::positive_random_features(qk_scale * K, W, attn::Stabiliser::global),
-              V);
+          const MatrixXd Y =
+              attn::streamed_positive_feature_attention(Qs, Ks, V, W, o.block);
           if (!Y.allFinite())
             throw std::runtime_error("linear attention: non-finite output");
         },
@@ -649,8 +648,8 @@ void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
     rows.push_back({double(N), std::isnan(ts) ? attn::CsvCell(std::string("")) : ts, tl});
     say(text, "   {:>8} {:>14} {:>14.3e}\n", N,
         std::isnan(ts) ? std::string("-") : fmt::format("{:.3e}", ts), tl);
-    timings[fmt::format("linear_seconds_n{}", N)] = tl;
-    if (!std::isnan(ts)) timings[fmt::format("softmax_seconds_n{}", N)] = ts;
+    results[fmt::format("time_linear_seconds_n{}", N)] = tl;
+    if (!std::isnan(ts)) results[fmt::format("time_softmax_seconds_n{}", N)] = ts;
   }
   attn::progress("");
   // Crossover: the first grid interval after which linear attention stays faster,
@@ -687,13 +686,13 @@ void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
   if (!ratios.empty())
     say(text, "   linear time ratio per doubling of n beyond 2^12:{}\n", ratios);
   say(text, "\n");
-  timings["softmax_slope"] = fs.slope;
-  timings["softmax_slope_2se"] = 2 * fs.slope_se;
-  timings["linear_slope"] = fl.slope;
-  timings["linear_slope_2se"] = 2 * fl.slope_se;
-  timings["crossover_n"] = std::isnan(crossover) ? -1.0 : crossover;
+  results["time_softmax_slope"] = fs.slope;
+  results["time_softmax_slope_2se"] = 2 * fs.slope_se;
+  results["time_linear_slope"] = fl.slope;
+  results["time_linear_slope_2se"] = 2 * fl.slope_se;
+  results["time_crossover_n"] = std::isnan(crossover) ? -1.0 : crossover;
   attn::write_csv(out / "05-timing.csv", {"N", "softmax", "linear"}, rows);
-  timings["crossover_for_figure"] = std::isnan(crossover) ? 0.0 : crossover;
+  results["time_crossover_for_figure"] = std::isnan(crossover) ? 0.0 : crossover;
 }
 
 void run(Options& o) {
@@ -719,11 +718,16 @@ void run(Options& o) {
     attn::check_feature_size(fmt::format("the Taylor map of order 2 in d_k = {}", o.d),
                              o.n, attn::taylor_feature_dim(o.d, 2));
   });
-  refuse("--max-log2-n", [&] {
-    attn::check_feature_size(
-        fmt::format("{} random features of 2^{} tokens", o.m, o.max_log2_n),
-        Index(1) << o.max_log2_n, double(o.m));
-  });
+  {  // the timing holds Q, K, V, their scaled copies and the output: six n x d_k matrices
+    const double bytes = 6.0 * 8.0 * double(o.d) * std::ldexp(1.0, int(o.max_log2_n));
+    if (bytes > attn::default_feature_memory_limit)
+      throw attn::usage_error(
+          "--max-log2-n",
+          fmt::format("timing at n = 2^{} needs six {} x {} matrices, {:.1f} GiB, over the "
+                      "limit of {:.1f} GiB",
+                      o.max_log2_n, Index(1) << o.max_log2_n, o.d, bytes / (1 << 30),
+                      attn::default_feature_memory_limit / (1 << 30)));
+  }
   if (o.m < 2 || o.m % 2 != 0)
     throw attn::usage_error("--r", fmt::format("must be even and >= 2 (got {})", o.m));
   if (o.d < 2) throw attn::usage_error("--d", fmt::format("must be >= 2 (got {})", o.d));
@@ -732,7 +736,7 @@ void run(Options& o) {
   attn::prepare_out_dir(out);
   attn::Rng rng(o.common.seed);
   std::string text;
-  json results, timings;
+  json results;
   results["seed"] = o.common.seed;
   results["d"] = o.d;
   results["n"] = o.n;
@@ -748,7 +752,7 @@ void run(Options& o) {
   attention_checks(o, rng, text, results);
   rank(o, rng, out, text, results);
   attn::Rng timing_rng(o.common.seed + 1);
-  timing(o, timing_rng, out, text, timings);
+  timing(o, timing_rng, out, text, results);
 
   // Figures; the numbers they print in their keys are passed as gnuplot variables.
   const auto num = [](const json& j, const char* key) { return j[key].get<double>(); };
@@ -772,10 +776,10 @@ void run(Options& o) {
   attn::render_figure(
       out, "05-timing", "",
       fmt::format("crossover={};ss={};sl={};d={};m={}",
-                  num(timings, "crossover_for_figure"), num(timings, "softmax_slope"),
-                  num(timings, "linear_slope"), o.d, o.m));
+                  num(results, "time_crossover_for_figure"),
+                  num(results, "time_softmax_slope"), num(results, "time_linear_slope"), o.d,
+                  o.m));
   attn::write_json(out / "results.json", results);
-  attn::write_json(out / "timings.json", timings);
   attn::write_file_atomic(out / "output.txt", text);
   fmt::print("{}\nwrote {}\n", text, out.string());
 }
@@ -813,6 +817,8 @@ int main(int argc, char** argv) {
                        "Monte Carlo trials per point");
   attn::add_int_option(app, "--max-log2-n", o.max_log2_n, 8, 24,
                        "timing: linear attention up to N = 2^this (softmax up to 2^12)");
+  attn::add_int_option(app, "--block", o.block, 1, 65536,
+                       "timing: rows per block of the streamed linear attention");
   return attn::run_program(app, argc, argv, [&] {
     if (o.common.quick) {  // --quick shrinks only what the user did not set
       if (app.count("--trials") == 0) o.trials = 100;

@@ -405,6 +405,46 @@ TEST_SUITE("ch05") {
       }
   }
 
+  TEST_CASE("streamed linear attention equals the stored-feature form for every block size") {
+    for (const auto seed : seeds)
+      for (const auto& [N, d] : std::vector<Shape>{{1, 2}, {5, 3}, {33, 8}, {70, 16}}) {
+        attn::Rng rng(seed);
+        // Keys sorted by growing norm: the largest exponent keeps rising from block to
+        // block, so the state is rescaled many times (the path a wrong rescale breaks).
+        MatrixXd K = attn::random_normal(N, d, rng, 0.5);
+        for (Index j = 0; j < N; ++j) K.row(j) *= 1.0 + 6.0 * double(j) / double(N);
+        const MatrixXd Q = attn::random_normal(N + 3, d, rng, 0.5),
+                       V = attn::random_normal(N, 4, rng);
+        const MatrixXd W = attn::gaussian_directions(24, d, rng);
+        const MatrixXd stored = attn::linear_attention(
+            attn::positive_random_features(Q, W, attn::Stabiliser::per_row),
+            attn::positive_random_features(K, W, attn::Stabiliser::global), V);
+        for (const Index block : {Index(1), Index(4), Index(7), N, N + 5}) {
+          const MatrixXd streamed =
+              attn::streamed_positive_feature_attention(Q, K, V, W, block);
+          // Both are convex combinations of the rows of V whose weights differ only by
+          // rounding (a few eps per term of sums of length N and r, and per rescale).
+          CHECK(max_abs(streamed - stored) <= 16 * eps * double(N + 24) * max_abs(V));
+        }
+      }
+    // Keys of norm about 60: exponents near -1800, which underflow to 0 without a
+    // stabiliser (every weight 0). Streamed, the running maximum keeps them in range.
+    attn::Rng rng(9);
+    const MatrixXd Q = attn::random_normal(6, 4, rng, 30.0),
+                   K = attn::random_normal(9, 4, rng, 30.0), V = attn::random_normal(9, 2, rng);
+    const MatrixXd W = attn::gaussian_directions(16, 4, rng);
+    CHECK_THROWS_AS(attn::linear_attention(attn::positive_random_features(Q, W),
+                                           attn::positive_random_features(K, W), V),
+                    std::invalid_argument);
+    const MatrixXd stored = attn::linear_attention(
+        attn::positive_random_features(Q, W, attn::Stabiliser::per_row),
+        attn::positive_random_features(K, W, attn::Stabiliser::global), V);
+    CHECK(max_abs(attn::streamed_positive_feature_attention(Q, K, V, W, 2) - stored) <=
+          16 * eps * 25 * max_abs(V));
+    CHECK_THROWS_AS(attn::streamed_positive_feature_attention(Q, K, V, W, 0),
+                    std::invalid_argument);
+  }
+
   TEST_CASE("causal linear attention by prefix sums equals the masked quadratic form") {
     for (const auto seed : seeds)
       for (const auto& [N, d] : std::vector<Shape>{{1, 2}, {6, 3}, {40, 8}}) {

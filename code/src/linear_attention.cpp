@@ -2,6 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -75,6 +78,67 @@ MatrixXd linear_attention(const Eigen::Ref<const MatrixXd>& phiQ,
   MatrixXd out = phiQ * KV;  // N x d_v
   out = z.cwiseInverse().asDiagonal() * out;
   // [linear-attention]
+  return out;
+}
+
+MatrixXd streamed_positive_feature_attention(const Eigen::Ref<const MatrixXd>& Q,
+                                             const Eigen::Ref<const MatrixXd>& K,
+                                             const Eigen::Ref<const MatrixXd>& V,
+                                             const Eigen::Ref<const MatrixXd>& W,
+                                             Index block) {
+  const char* who = "streamed_positive_feature_attention";
+  if (Q.cols() != W.cols() || K.cols() != W.cols())
+    throw std::invalid_argument(
+        fmt::format("{}: Q, K and the directions W have widths {}, {}, {}", who, Q.cols(),
+                    K.cols(), W.cols()));
+  if (K.rows() != V.rows())
+    throw std::invalid_argument(
+        fmt::format("{}: {} keys but {} values", who, K.rows(), V.rows()));
+  if (block < 1)
+    throw std::invalid_argument(fmt::format("{}: block must be >= 1 (got {})", who, block));
+  if (!Q.allFinite() || !K.allFinite() || !V.allFinite() || !W.allFinite())
+    throw std::invalid_argument(fmt::format("{}: a NaN or infinite input entry", who));
+  const Index r = W.rows(), dv = V.cols();
+  const double inv_sqrt_r = 1.0 / std::sqrt(static_cast<double>(r));
+  MatrixXd E(block, r);  // exponents, then features, of one block of rows (reused)
+  // [streamed-keys]
+  MatrixXd S = MatrixXd::Zero(r, dv);  // sum_j phi(k_j) v_j^T, scaled by e^{-c}
+  VectorXd z = VectorXd::Zero(r);      // sum_j phi(k_j), scaled by e^{-c}
+  double c = -std::numeric_limits<double>::infinity();  // the largest exponent so far
+  for (Index s = 0; s < K.rows(); s += block) {
+    const Index b = std::min(block, K.rows() - s);
+    auto Eb = E.topRows(b);
+    Eb.noalias() = K.middleRows(s, b) * W.transpose();
+    Eb.colwise() -= 0.5 * K.middleRows(s, b).rowwise().squaredNorm();
+    const double c_new = std::max(c, Eb.maxCoeff());
+    if (c_new > c && S.size() > 0) {  // rescale what is summed so far: e^{-c} -> e^{-c'}
+      const double f = std::exp(c - c_new);  // 0 on the first block, where S = 0
+      S *= f;
+      z *= f;
+    }
+    c = c_new;
+    Eb = ((Eb.array() - c).exp() * inv_sqrt_r).matrix();
+    S.noalias() += Eb.transpose() * V.middleRows(s, b);
+    z.noalias() += Eb.transpose() * VectorXd::Ones(b);
+  }
+  // [streamed-keys]
+  MatrixXd out(Q.rows(), dv);
+  for (Index s = 0; s < Q.rows(); s += block) {
+    const Index b = std::min(block, Q.rows() - s);
+    auto Eb = E.topRows(b);
+    Eb.noalias() = Q.middleRows(s, b) * W.transpose();
+    // Per-row stabiliser: subtracting row i's maximum (which also absorbs the constant
+    // -|q_i|^2/2) multiplies row i by one factor, which cancels in its normalisation.
+    Eb.colwise() -= Eb.rowwise().maxCoeff();
+    Eb = (Eb.array().exp() * inv_sqrt_r).matrix();
+    const VectorXd norms = Eb * z;
+    for (Index i = 0; i < b; ++i)
+      if (!(norms(i) > 0))
+        throw std::invalid_argument(fmt::format(
+            "{}: the weights of query {} sum to {:g}, not a positive number", who, s + i,
+            norms(i)));
+    out.middleRows(s, b).noalias() = norms.cwiseInverse().asDiagonal() * (Eb * S);
+  }
   return out;
 }
 

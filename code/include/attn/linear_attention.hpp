@@ -36,6 +36,25 @@ Eigen::MatrixXd linear_attention(const Eigen::Ref<const Eigen::MatrixXd>& phiQ,
                                  const Eigen::Ref<const Eigen::MatrixXd>& phiK,
                                  const Eigen::Ref<const Eigen::MatrixXd>& V);
 
+/// \brief Linear attention with positive random features, streamed in blocks of rows:
+/// the output of linear_attention() on
+/// `positive_random_features(Q, W, Stabiliser::per_row)` and
+/// `positive_random_features(K, W, Stabiliser::global)`, up to rounding, without ever
+/// storing an \f$ n \times r \f$ feature matrix.
+///
+/// Keys are read `block` rows at a time into the state \f$ S = \phi(K)^\top V \f$ and
+/// \f$ z = \phi(K)^\top \mathbf{1} \f$. The global stabiliser \f$ e^{-c} \f$ uses the
+/// largest exponent seen so far; when a later block raises it from \f$ c \f$ to
+/// \f$ c' \f$, the state is multiplied by \f$ e^{c - c'} \f$ (the online-softmax trick: the
+/// common factor cancels in every query's normalisation, so the result is exact). Queries
+/// are then processed block by block. Extra memory \f$ O(\text{block} \cdot r + r d_v)
+/// \f$, time \f$ O(n r (d_k + d_v)) \f$, and every intermediate stays in cache.
+/// \throws std::invalid_argument on mismatched shapes, non-finite input or `block` < 1.
+Eigen::MatrixXd streamed_positive_feature_attention(
+    const Eigen::Ref<const Eigen::MatrixXd>& Q, const Eigen::Ref<const Eigen::MatrixXd>& K,
+    const Eigen::Ref<const Eigen::MatrixXd>& V, const Eigen::Ref<const Eigen::MatrixXd>& W,
+    Eigen::Index block = 256);
+
 /// \brief Causal linear attention as a recurrent network with a \f$ D \times d_v \f$
 /// state: \f$ S_t = S_{t-1} + \phi(k_t) v_t^\top \f$, \f$ z_t = z_{t-1} + \phi(k_t) \f$,
 /// \f$ o_t = S_t^\top \phi(q_t) / z_t^\top \phi(q_t) \f$. Equal to the masked quadratic
