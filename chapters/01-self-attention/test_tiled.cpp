@@ -184,4 +184,22 @@ TEST_SUITE("ch01") {
     CHECK_THROWS_AS(attn::attention_backward(Q, K, V, MatrixXd::Zero(4, 3)),
                     std::invalid_argument);
   }
+
+  TEST_CASE("a score that overflows is an error in every attention form, not NaN") {
+    // Finite entries of 1e200 make q.k ~ 1e400, which is +inf in double precision.
+    attn::Rng rng(2);
+    MatrixXd Q = attn::random_normal(6, 3, rng), K = attn::random_normal(6, 3, rng);
+    const MatrixXd V = attn::random_normal(6, 2, rng);
+    Q.row(4).setConstant(1e200);
+    K.row(1).setConstant(1e200);
+    CHECK_THROWS_WITH_AS(attn::attention(Q, K, V, MatrixXd()),
+                         doctest::Contains("row 4 has an infinite score"),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(attn::tiled_attention(Q, K, V),
+                         doctest::Contains("row 4 has an infinite score"),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(attn::attention_backward(Q, K, V, MatrixXd::Ones(6, 2)),
+                         doctest::Contains("row 4 has an infinite score"),
+                         std::invalid_argument);
+  }
 }

@@ -74,10 +74,11 @@ Eigen::MatrixXd tiled_attention(const Eigen::Ref<const MatrixXd>& Q,
   const Index bq = std::min(tiles.queries, std::max<Index>(nq, 1));
   const Index bk = std::min(tiles.keys, std::max<Index>(nk, 1));
   MatrixXd out = MatrixXd::Zero(nq, dv);
-  MatrixXd T(bk, bq);     // scores, then e^{s - m'}, of one tile: column c is query c
-  MatrixXd O(bq, dv);     // running numerators o of the tile's queries
-  VectorXd m(bq), l(bq);  // running maxima and sums
-  VectorXd alpha(bq);     // e^{m - m'}, this step's rescaling
+  if (nk == 0) return out;  // no keys: an empty sum, as attention() returns
+  MatrixXd T(bk, bq);       // scores, then e^{s - m'}, of one tile: column c is query c
+  MatrixXd O(bq, dv);       // running numerators o of the tile's queries
+  VectorXd m(bq), l(bq);    // running maxima and sums
+  VectorXd alpha(bq);       // e^{m - m'}, this step's rescaling
   for (Index i0 = 0; i0 < nq; i0 += bq) {
     const Index b = std::min(bq, nq - i0);
     const auto Qi = Q.middleRows(i0, b);
@@ -102,6 +103,9 @@ Eigen::MatrixXd tiled_attention(const Eigen::Ref<const MatrixXd>& Q,
         alpha(q) = std::exp(m(q) - m_new);  // e^{-inf} = 0 on the first visible tile
         detail::exp_shifted(S.col(q).data(), c, m_new);  // e^{s - m'}, masked -> 0
         l(q) = alpha(q) * l(q) + S.col(q).sum();
+        // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
+        require(std::isfinite(l(q)), "tiled_attention: row " + std::to_string(i0 + q) +
+                                         " has an infinite score");
         m(q) = m_new;
       }
       O.topRows(b) = alpha.head(b).asDiagonal() * O.topRows(b);
@@ -143,7 +147,10 @@ AttentionGradients attention_backward(const Eigen::Ref<const MatrixXd>& Q,
     if (masking == Masking::causal) mask_future(A, i0, 0);
     for (Index c = 0; c < b; ++c) {  // weights A^T, column by column
       detail::exp_shifted(A.col(c).data(), nk, A.col(c).maxCoeff());
-      A.col(c) /= A.col(c).sum();
+      const double sum = A.col(c).sum();
+      require(std::isfinite(sum), "attention_backward: row " + std::to_string(i0 + c) +
+                                      " has an infinite score");
+      A.col(c) /= sum;
     }
     g.dV.noalias() += A * dOb;           // dV = A^T dO
     dA.noalias() = V * dOb.transpose();  // dA^T = V dO^T
