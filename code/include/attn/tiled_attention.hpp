@@ -34,10 +34,14 @@ struct AttentionTiles {
 /// plus one \f$ B_k \times B_q \f$ tile of scores; the \f$ n_q \times n_k \f$ matrix is
 /// never formed. Tiles need not divide \f$ n \f$.
 ///
+/// \param Q queries, \f$ n_q \times d_k \f$ (one per row).
+/// \param K keys, \f$ n_k \times d_k \f$.
+/// \param V values, \f$ n_k \times d_v \f$.
 /// \param masking Masking::causal lets query \f$ i \f$ see keys \f$ j \le i \f$ only (needs
 ///        \f$ n_q = n_k \f$); key tiles entirely after a query tile are skipped.
-/// \throws std::invalid_argument on mismatched shapes, tile sizes below 1, or a NaN or
-///         infinite entry of \f$ Q, K, V \f$.
+/// \param tiles queries and keys per tile (AttentionTiles; 64 and 256 by default).
+/// \throws std::invalid_argument on mismatched shapes, tile sizes below 1, a NaN or
+///         infinite entry of \f$ Q, K, V \f$, or a score that overflows.
 Eigen::MatrixXd tiled_attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                 const Eigen::Ref<const Eigen::MatrixXd>& K,
                                 const Eigen::Ref<const Eigen::MatrixXd>& V,
@@ -64,7 +68,8 @@ struct AttentionGradients {
 /// memory is \f$ O((n_q + n_k)\,d) \f$ plus one block. Flops: \f$ 2 n_q n_k d \f$ for each of
 /// the five products (the recomputed scores and the four above), \f$ n_q n_k \f$
 /// exponentials.
-/// \throws std::invalid_argument on mismatched shapes or a NaN or infinite entry.
+/// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry, or a
+///         score that overflows.
 AttentionGradients attention_backward(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                       const Eigen::Ref<const Eigen::MatrixXd>& K,
                                       const Eigen::Ref<const Eigen::MatrixXd>& V,
