@@ -1,11 +1,14 @@
 #include "attn/attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "attn/softmax.hpp"
+#include "attn/tiled_attention.hpp"
+#include "exp_kernel.hpp"
 
 namespace attn {
 
@@ -67,7 +70,41 @@ Eigen::MatrixXd attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                     "; every key needs exactly one value row");
   // 0 * inf is NaN: a masked but infinite value row would still poison every output row.
   require(V.allFinite(), "attention: V has a NaN or infinite entry");
-  return attention_weights(Q, K, mask) * V;
+  if (Q.rows() == 0 || K.rows() == 0 || mask.size() > 0)
+    return attention_weights(Q, K, mask) * V;
+  require(Q.cols() == K.cols(), "attention: Q is " + shape(Q) + " and K is " + shape(K) +
+                                    "; queries and keys need the same width d_k");
+  require(Q.cols() > 0, "attention: d_k must be at least 1");
+  require(Q.allFinite() && K.allFinite(),
+          "attention: Q or K has a NaN or infinite entry");
+  // Without a mask: the same softmax(Q K^T / sqrt(d_k)) V, computed for a block of queries
+  // at a time (attention_row_block), so that the block's scores stay in the processor's
+  // cache from the product that makes them to the product that consumes them, and the
+  // n x n matrix of weights is never stored.
+  // [attention-row-blocks]
+  const Eigen::Index n = Q.rows(), nk = K.rows();
+  const Eigen::Index block = std::min(n, attention_row_block(nk));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));  // 1/sqrt(d_k)
+  Eigen::MatrixXd T(nk,
+                    block);  // column c: the scores, then the weights, of query i0 + c
+  Eigen::VectorXd sums(block);
+  Eigen::MatrixXd out(n, V.cols());
+  for (Eigen::Index i0 = 0; i0 < n; i0 += block) {
+    const Eigen::Index b = std::min(block, n - i0);
+    auto Tb = T.leftCols(b);
+    Tb.noalias() = scale * (K * Q.middleRows(i0, b).transpose());
+    for (Eigen::Index c = 0; c < b; ++c) {  // stable softmax numerators, row by row
+      detail::exp_shifted(Tb.col(c).data(), nk, Tb.col(c).maxCoeff());
+      sums(c) = Tb.col(c).sum();  // in [1, nk]: the largest term is e^0 = 1
+      // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
+      require(std::isfinite(sums(c)),
+              "attention: row " + std::to_string(i0 + c) + " has an infinite score");
+    }
+    out.middleRows(i0, b).noalias() = Tb.transpose() * V;
+    out.middleRows(i0, b).array().colwise() /= sums.head(b).array();
+  }
+  return out;
+  // [attention-row-blocks]
 }
 
 Eigen::MatrixXd self_attention(const Eigen::Ref<const Eigen::MatrixXd>& X,

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -15,6 +14,7 @@
 
 #include "attn/least_squares.hpp"
 #include "attn/softmax.hpp"
+#include "exp_kernel.hpp"
 
 namespace attn {
 
@@ -68,44 +68,9 @@ struct Problem {
 };
 
 // e^x for every x in [-708, 0], in place: the softmax's exponentials, the costliest step
-// after the two matrix products. A loop the compiler vectorises (4 doubles at a time with
-// AVX2), about twice as fast as Eigen's exp, which divides. Within 2.3e-16 relative of
-// std::exp on [-708, 0] (Cody and Waite's reduction x = k ln2 + r, |r| <= ln2/2, then
-// Taylor to r^13: the truncation error r^14/14! < 5e-18). Below -708 the caller clamps,
-// so tiny weights come out as ~3e-308 instead of 0, which changes no sum visibly.
-void exp_nonpositive(double* x, Index size) {
-  constexpr double log2e = 1.4426950408889634;
-  // ln2 = ln2_hi + ln2_lo (fdlibm's split): ln2_hi ends in 32 zero bits, so k ln2_hi is
-  // exact for |k| < 2^21 and the reduction loses nothing.
-  constexpr double ln2_hi = 6.93147180369123816490e-01;
-  constexpr double ln2_lo = 1.90821492927058770002e-10;
-  // 1.5 * 2^52: adding it rounds to an integer, which lands in the low mantissa bits.
-  constexpr double shifter = 0x1.8p52;
-  constexpr std::uint64_t shifter_bits = std::bit_cast<std::uint64_t>(shifter);
-  for (Index j = 0; j < size; ++j) {  // no branches, so that it vectorises
-    const double v = x[j];
-    double k = v * log2e + shifter;
-    const std::uint64_t k_bits = std::bit_cast<std::uint64_t>(k);
-    k -= shifter;                                    // k = round(v / ln 2), in [-1021, 0]
-    const double r = (v - k * ln2_hi) - k * ln2_lo;  // v - k ln2, |r| <= 0.347
-    double p = 1.0 / 6227020800.0;                   // 1/13!
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;  // e^r
-    // 2^k built from its bits: biased exponent k + 1023 >= 2, a normal number.
-    x[j] = p * std::bit_cast<double>((k_bits - shifter_bits + 1023) << 52);
-  }
-}
+// after the two matrix products (exp_kernel.hpp). Below -708 the caller clamps, so tiny
+// weights come out as ~3e-308 instead of 0, which changes no sum visibly.
+using detail::exp_nonpositive;
 
 // The loss at (W_q, W_k, w_v) and, if dW_q is not null, the gradient into
 // (*dW_q, *dW_k, *dw_v). The prediction is left in problem.yhat.

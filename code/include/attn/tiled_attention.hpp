@@ -1,0 +1,85 @@
+#pragma once
+/// \file tiled_attention.hpp
+/// \brief Attention without the \f$ n \times n \f$ matrix: the online-softmax (tiled)
+/// forward pass, and the backward pass of softmax attention.
+///
+/// Tokens are rows, as everywhere in the book: \f$ Q \in \mathbb{R}^{n_q \times d_k} \f$,
+/// \f$ K \in \mathbb{R}^{n_k \times d_k} \f$, \f$ V \in \mathbb{R}^{n_k \times d_v} \f$,
+/// \f$ O = \operatorname{softmax}_{\text{rows}}(QK^\top/\sqrt{d_k} + M)\,V \f$.
+
+#include <Eigen/Dense>
+
+#include "attn/attention.hpp"
+
+namespace attn {
+
+/// \brief Tile sizes of tiled_attention(): queries per tile and keys per tile.
+struct AttentionTiles {
+  Eigen::Index queries = 64;  ///< \f$ B_q \f$, rows of \f$ Q \f$ processed together
+  Eigen::Index keys = 256;    ///< \f$ B_k \f$, rows of \f$ K, V \f$ per step
+};
+
+/// \brief Softmax attention by the online-softmax recurrence, one tile of keys at a time.
+///
+/// For each query row \f$ i \f$ and each tile \f$ J \f$ of keys, with scores
+/// \f$ s_{ij} = q_i \cdot k_j / \sqrt{d_k} \f$ (\f$ -\infty \f$ where masked):
+/// \f[
+///   m' = \max\bigl(m, \max_{j \in J} s_{ij}\bigr), \quad
+///   \ell' = e^{m - m'}\,\ell + \sum_{j \in J} e^{s_{ij} - m'}, \quad
+///   o' = e^{m - m'}\,o + \sum_{j \in J} e^{s_{ij} - m'}\, v_j ,
+/// \f]
+/// starting from \f$ m = -\infty,\ \ell = 0,\ o = 0 \f$; the result row is \f$ o/\ell \f$.
+/// This is exactly softmax attention (the factors \f$ e^{-m} \f$ cancel), not an
+/// approximation; only rounding differs. Memory: the inputs and output, \f$ O(n d) \f$,
+/// plus one \f$ B_k \times B_q \f$ tile of scores; the \f$ n_q \times n_k \f$ matrix is
+/// never formed. Tiles need not divide \f$ n \f$.
+///
+/// \param Q queries, \f$ n_q \times d_k \f$ (one per row).
+/// \param K keys, \f$ n_k \times d_k \f$.
+/// \param V values, \f$ n_k \times d_v \f$.
+/// \param masking Masking::causal lets query \f$ i \f$ see keys \f$ j \le i \f$ only (needs
+///        \f$ n_q = n_k \f$); key tiles entirely after a query tile are skipped.
+/// \param tiles queries and keys per tile (AttentionTiles; 64 and 256 by default).
+/// \throws std::invalid_argument on mismatched shapes, tile sizes below 1, a NaN or
+///         infinite entry of \f$ Q, K, V \f$, or a score that overflows.
+Eigen::MatrixXd tiled_attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
+                                const Eigen::Ref<const Eigen::MatrixXd>& K,
+                                const Eigen::Ref<const Eigen::MatrixXd>& V,
+                                Masking masking = Masking::none,
+                                AttentionTiles tiles = {});
+
+/// \brief Gradients of a scalar loss \f$ L \f$ with respect to \f$ Q, K, V \f$.
+struct AttentionGradients {
+  Eigen::MatrixXd dQ;  ///< \f$ \partial L / \partial Q \f$, \f$ n_q \times d_k \f$
+  Eigen::MatrixXd dK;  ///< \f$ \partial L / \partial K \f$, \f$ n_k \times d_k \f$
+  Eigen::MatrixXd dV;  ///< \f$ \partial L / \partial V \f$, \f$ n_k \times d_v \f$
+};
+
+/// \brief Backward pass of \f$ O = \operatorname{softmax}_{\text{rows}}(S)\,V \f$,
+/// \f$ S = QK^\top/\sqrt{d_k} + M \f$, given \f$ dO = \partial L / \partial O \f$.
+///
+/// With \f$ A = \operatorname{softmax}_{\text{rows}}(S) \f$:
+/// \f[
+///   dV = A^\top dO, \quad dA = dO\,V^\top, \quad
+///   dS_{ij} = A_{ij}\bigl(dA_{ij} - \textstyle\sum_k A_{ik}\, dA_{ik}\bigr), \quad
+///   dQ = dS\,K/\sqrt{d_k}, \quad dK = dS^\top Q/\sqrt{d_k} .
+/// \f]
+/// The weights are recomputed a block of queries at a time (attention_row_block()), so
+/// memory is \f$ O((n_q + n_k)\,d) \f$ plus one block. Flops: \f$ 2 n_q n_k d \f$ for each of
+/// the five products (the recomputed scores and the four above), \f$ n_q n_k \f$
+/// exponentials.
+/// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry, or a
+///         score that overflows.
+AttentionGradients attention_backward(const Eigen::Ref<const Eigen::MatrixXd>& Q,
+                                      const Eigen::Ref<const Eigen::MatrixXd>& K,
+                                      const Eigen::Ref<const Eigen::MatrixXd>& V,
+                                      const Eigen::Ref<const Eigen::MatrixXd>& dO,
+                                      Masking masking = Masking::none);
+
+/// \brief Queries per block in attention() (no mask) and attention_backward() for
+/// \f$ n_k \f$ keys: a multiple of 8 chosen so that the block of scores, \f$ n_k \times
+/// B \f$ doubles, takes about 1 MiB (a typical L2 cache), but between 32 and 128: fewer
+/// queries per block make the block's matrix products inefficient.
+Eigen::Index attention_row_block(Eigen::Index n_keys);
+
+}  // namespace attn

@@ -1,0 +1,167 @@
+#include "attn/tiled_attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "exp_kernel.hpp"
+
+namespace attn {
+
+namespace {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw std::invalid_argument(message);
+}
+
+std::string shape(const Eigen::Ref<const MatrixXd>& M) {
+  return std::to_string(M.rows()) + "x" + std::to_string(M.cols());
+}
+
+void check_inputs(const char* who, const Eigen::Ref<const MatrixXd>& Q,
+                  const Eigen::Ref<const MatrixXd>& K,
+                  const Eigen::Ref<const MatrixXd>& V, Masking masking) {
+  const std::string w = who;
+  require(Q.cols() == K.cols(), w + ": Q is " + shape(Q) + " and K is " + shape(K) +
+                                    "; queries and keys need the same width d_k");
+  require(Q.cols() > 0, w + ": d_k must be at least 1");
+  require(K.rows() == V.rows(), w + ": K is " + shape(K) + " and V is " + shape(V) +
+                                    "; every key needs exactly one value row");
+  require(masking == Masking::none || Q.rows() == K.rows(),
+          w + ": a causal mask needs as many queries as keys (got " +
+              std::to_string(Q.rows()) + " and " + std::to_string(K.rows()) + ")");
+  require(Q.allFinite() && K.allFinite() && V.allFinite(),
+          w + ": Q, K or V has a NaN or infinite entry");
+}
+
+// Hides the scores of keys after their query: column c of T holds the scores of query
+// q0 + c against keys k0, k0 + 1, ...
+void mask_future(Eigen::Ref<MatrixXd> T, Index q0, Index k0) {
+  for (Index c = 0; c < T.cols(); ++c) {
+    const Index first_hidden =
+        std::max<Index>(0, q0 + c + 1 - k0);  // key k0 + r, r >= this
+    if (first_hidden < T.rows()) T.col(c).tail(T.rows() - first_hidden).setConstant(-inf);
+  }
+}
+
+}  // namespace
+
+Index attention_row_block(Index n_keys) {
+  const Index fit = (Index{1} << 17) / std::max<Index>(n_keys, 1);  // 1 MiB of doubles
+  return std::clamp<Index>(fit / 8 * 8, 32, 128);
+}
+
+Eigen::MatrixXd tiled_attention(const Eigen::Ref<const MatrixXd>& Q,
+                                const Eigen::Ref<const MatrixXd>& K,
+                                const Eigen::Ref<const MatrixXd>& V, Masking masking,
+                                AttentionTiles tiles) {
+  check_inputs("tiled_attention", Q, K, V, masking);
+  require(tiles.queries >= 1 && tiles.keys >= 1,
+          "tiled_attention: tile sizes must be >= 1 (got " +
+              std::to_string(tiles.queries) + " queries x " + std::to_string(tiles.keys) +
+              " keys)");
+  const Index nq = Q.rows(), nk = K.rows(), dv = V.cols();
+  const bool causal = masking == Masking::causal;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));
+  const Index bq = std::min(tiles.queries, std::max<Index>(nq, 1));
+  const Index bk = std::min(tiles.keys, std::max<Index>(nk, 1));
+  MatrixXd out = MatrixXd::Zero(nq, dv);
+  if (nk == 0) return out;  // no keys: an empty sum, as attention() returns
+  MatrixXd T(bk, bq);       // scores, then e^{s - m'}, of one tile: column c is query c
+  MatrixXd O(bq, dv);       // running numerators o of the tile's queries
+  VectorXd m(bq), l(bq);    // running maxima and sums
+  VectorXd alpha(bq);       // e^{m - m'}, this step's rescaling
+  for (Index i0 = 0; i0 < nq; i0 += bq) {
+    const Index b = std::min(bq, nq - i0);
+    const auto Qi = Q.middleRows(i0, b);
+    m.head(b).setConstant(-inf);
+    l.head(b).setZero();
+    O.topRows(b).setZero();
+    // Keys after the tile's last query are hidden from all of its queries under the mask.
+    const Index key_end = causal ? std::min(nk, i0 + b) : nk;
+    for (Index j0 = 0; j0 < key_end; j0 += bk) {
+      const Index c = std::min(bk, key_end - j0);
+      auto S = T.topLeftCorner(c, b);
+      S.noalias() = scale * (K.middleRows(j0, c) * Qi.transpose());
+      if (causal && j0 + c - 1 > i0) mask_future(S, i0, j0);
+      // [online-softmax]
+      for (Index q = 0; q < b; ++q) {
+        const double m_new = std::max(m(q), S.col(q).maxCoeff());
+        if (m_new == -inf) {  // every key so far is hidden from this query
+          S.col(q).setZero();
+          alpha(q) = 1.0;
+          continue;
+        }
+        alpha(q) = std::exp(m(q) - m_new);  // e^{-inf} = 0 on the first visible tile
+        detail::exp_shifted(S.col(q).data(), c, m_new);  // e^{s - m'}, masked -> 0
+        l(q) = alpha(q) * l(q) + S.col(q).sum();
+        // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
+        require(std::isfinite(l(q)), "tiled_attention: row " + std::to_string(i0 + q) +
+                                         " has an infinite score");
+        m(q) = m_new;
+      }
+      O.topRows(b) = alpha.head(b).asDiagonal() * O.topRows(b);
+      O.topRows(b).noalias() += S.transpose() * V.middleRows(j0, c);
+      // [online-softmax]
+    }
+    // l >= 1 once a query has seen a key: its largest term is e^0 = 1.
+    out.middleRows(i0, b) = l.head(b).cwiseInverse().asDiagonal() * O.topRows(b);
+  }
+  return out;
+}
+
+AttentionGradients attention_backward(const Eigen::Ref<const MatrixXd>& Q,
+                                      const Eigen::Ref<const MatrixXd>& K,
+                                      const Eigen::Ref<const MatrixXd>& V,
+                                      const Eigen::Ref<const MatrixXd>& dO,
+                                      Masking masking) {
+  check_inputs("attention_backward", Q, K, V, masking);
+  require(dO.rows() == Q.rows() && dO.cols() == V.cols(),
+          "attention_backward: dO is " + shape(dO) + ", expected " +
+              std::to_string(Q.rows()) + "x" + std::to_string(V.cols()));
+  require(dO.allFinite(), "attention_backward: dO has a NaN or infinite entry");
+  const Index nq = Q.rows(), nk = K.rows();
+  const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));
+  AttentionGradients g{MatrixXd::Zero(nq, Q.cols()), MatrixXd::Zero(nk, K.cols()),
+                       MatrixXd::Zero(nk, V.cols())};
+  if (nq == 0 || nk == 0) return g;
+  const Index block = std::min(nq, attention_row_block(nk));
+  MatrixXd T(nk, block),
+      U(nk, block);  // A^T, then dS^T; (dA)^T  (column c: query i0 + c)
+  for (Index i0 = 0; i0 < nq; i0 += block) {
+    const Index b = std::min(block, nq - i0);
+    auto A = T.leftCols(b);
+    auto dA = U.leftCols(b);
+    const auto Qb = Q.middleRows(i0, b);
+    const auto dOb = dO.middleRows(i0, b);
+    // [attention-backward]
+    A.noalias() = scale * (K * Qb.transpose());  // recompute the scores S^T
+    if (masking == Masking::causal) mask_future(A, i0, 0);
+    for (Index c = 0; c < b; ++c) {  // weights A^T, column by column
+      detail::exp_shifted(A.col(c).data(), nk, A.col(c).maxCoeff());
+      const double sum = A.col(c).sum();
+      require(std::isfinite(sum), "attention_backward: row " + std::to_string(i0 + c) +
+                                      " has an infinite score");
+      A.col(c) /= sum;
+    }
+    g.dV.noalias() += A * dOb;           // dV = A^T dO
+    dA.noalias() = V * dOb.transpose();  // dA^T = V dO^T
+    const Eigen::RowVectorXd D = (A.array() * dA.array()).colwise().sum();  // sum_k A dA
+    A.array() *= (dA.array().rowwise() - D.array());  // dS^T = A^T o (dA^T - D)
+    g.dQ.middleRows(i0, b).noalias() =
+        scale * (A.transpose() * K);     // dQ = dS K / sqrt(d)
+    g.dK.noalias() += scale * (A * Qb);  // dK = dS^T Q / sqrt(d)
+    // [attention-backward]
+  }
+  return g;
+}
+
+}  // namespace attn
