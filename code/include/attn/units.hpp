@@ -26,6 +26,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "attn/exercise.hpp"
 #include "attn/least_squares.hpp"
 #include "attn/softmax.hpp"
 
@@ -161,7 +162,9 @@ Quantity<-A, -V> whitening_map(const Quantity<A, V>& X) {
 template <int A, int V>
 Quantity<A, V> from_units(const Eigen::Ref<const Eigen::MatrixXd>& numbers,
                           double ampere_unit = 1.0, double volt_unit = 1.0) {
+  // BEGIN SOLUTION 04.6 unused(numbers, ampere_unit, volt_unit)
   return Quantity<A, V>(numbers * (std::pow(ampere_unit, A) * std::pow(volt_unit, V)));
+  // END SOLUTION
 }
 
 /// \brief The numbers of a quantity in the unit \f$ (a\,\mathrm{A})^{A}
@@ -169,7 +172,9 @@ Quantity<A, V> from_units(const Eigen::Ref<const Eigen::MatrixXd>& numbers,
 template <int A, int V>
 Eigen::MatrixXd in_units(const Quantity<A, V>& q, double ampere_unit = 1.0,
                          double volt_unit = 1.0) {
+  // BEGIN SOLUTION 04.6 unused(q, ampere_unit, volt_unit)
   return q.si_value() / (std::pow(ampere_unit, A) * std::pow(volt_unit, V));
+  // END SOLUTION
 }
 
 }  // namespace attn
