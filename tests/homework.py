@@ -490,11 +490,18 @@ def seed_objects(ref_src, ref_build, new_src, new_build):
             obj_new = os.path.join(new_build, rel_obj)
             if not os.path.isdir(os.path.dirname(obj_new)):
                 continue  # a target the lean build does not have
-            _, deps = depfile_sources(depfile)
+            target, deps = depfile_sources(depfile)
             ours = [d for d in deps if os.path.isabs(d) and d.startswith(ref_src + os.sep)
                     and not d.startswith(ref_build + os.sep)]
             if ours and all(same(d) for d in ours):
                 shutil.copyfile(obj_ref, obj_new)
+                # Its dependencies, as files of the new tree, so that make rebuilds it when
+                # one of them changes later.
+                moved = [os.path.join(new_src, os.path.relpath(d, ref_src)) if d in ours
+                         else d for d in deps]
+                with open(obj_new + ".d", "w", encoding="utf-8") as out:
+                    out.write(target + ": " + " \\\n  ".join(moved) + "\n")
+                os.utime(obj_new + ".d", (now, now))
                 os.utime(obj_new, (now, now))
                 copied += 1
             else:
@@ -741,7 +748,9 @@ def cmd_validate(args):
     t_build = time.monotonic() - t_build
     if rc == 0:
         say("validate 4/4: every exercise's tests fail on its stub, every other test passes")
-        res = run_ctest(build, jobs=jobs, log=log)
+        # The compile-fail tests of chapter 04 (half a minute) are left out: they compile
+        # snippets against the headers, which the stubs (all in .cpp files) do not change.
+        res = run_ctest(build, exclude_regex="^compile-fail$", jobs=jobs, log=log)
         labs = labels_of(build)
         for name, status in sorted(res.items()):
             ex = [lab for lab in labs.get(name, []) if re.fullmatch("ex" + ID, lab)]
@@ -753,14 +762,25 @@ def cmd_validate(args):
         for i in exercises:
             if not any("ex" + i in labs.get(n, []) for n in res):
                 problems.append(f"exercise {i}: no tests ran in the release")
-        # The student copy proper (hidden tests removed) must build too: only the files
-        # with hidden tests differ, so this recompiles just those.
-        sync_tree(ROOT, student, src)
-        rc2 = cmake_build(build, build_targets(src), log, jobs)
+        # The student copy proper (hidden tests removed) must build too. It is kept in
+        # build/validate/student, built in its own build/release with the objects above
+        # reused: only the files with hidden tests are compiled, and only the test binaries
+        # that hold them are linked. (It is a working student copy: ./book grade runs there.)
+        say("validate: building the student copy proper (hidden tests removed)")
+        s_src = os.path.join(base, "student")
+        s_build = os.path.join(s_src, "build", "release")
+        os.makedirs(s_src, exist_ok=True)
+        sync_tree(ROOT, student, s_src)
+        rc2 = lean_configure(s_src, s_build, log)
+        if rc2 == 0:
+            seed_objects(src, build, s_src, s_build)
+            hidden_dirs = sorted({rel.split("/")[1][:2] if rel.startswith("chapters/")
+                                  else "lib" for rel, (_, regs) in files.items()
+                                  if any(r.kind == "hidden" for r in regs)})
+            rc2 = cmake_build(s_build, [f"test-{d}" for d in hidden_dirs], log, jobs)
         if rc2 != 0:
             problems.append(f"the student copy (hidden tests removed) does not build "
                             f"(log: {log})")
-        sync_tree(ROOT, content, src)  # back to hidden-kept for the next incremental run
     dt = time.monotonic() - t0
     for p in problems:
         print("PROBLEM " + p, file=sys.stderr)

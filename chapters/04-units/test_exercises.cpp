@@ -1,5 +1,6 @@
-// Chapter 04 — tests of exercise 04.6 (changing units, attn::from_units and attn::in_units
-// in code/include/attn/units.hpp). Run them with `ctest -L ex04.6`.
+// Chapter 04 — tests of exercise 04.6 (the size of a unit, attn::unit_factor in
+// code/src/units.cpp, which attn::from_units and attn::in_units use). Run them with
+// `ctest -L ex04.6`.
 
 #include <doctest/doctest.h>
 
@@ -44,5 +45,13 @@ TEST_CASE("an ohm is a volt per ampere, whatever the prefixes of both" *
         doctest::Approx(5e-3).epsilon(1e-15));
   const auto R = attn::from_units<-1, 1>(n);
   CHECK(attn::in_units(R, 1e-3, 1.0)(0, 0) == doctest::Approx(5e-3).epsilon(1e-15));
+}
+
+TEST_CASE("the size of a unit is each prefix raised to its exponent" *
+          doctest::test_suite("ex04.6")) {
+  // Powers of 2: every product below is exact.
+  CHECK(attn::unit_factor(0, 0, 8.0, 0.5) == 1.0);
+  CHECK(attn::unit_factor(-2, 3, 2.0, 4.0) == 16.0);
+  CHECK(attn::unit_factor(1, -1, 0.25, 0.5) == 0.5);
 }
 // END HIDDEN TESTS
