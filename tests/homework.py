@@ -535,8 +535,9 @@ def run_ctest(build, label_regex=None, exclude_regex=None, jobs=2, log=None):
     return results
 
 
-def labels_of(build):
-    """{test name: [labels]} from `ctest --show-only=json-v1`."""
+def labels_of(build, binaries=None):
+    """{test name: [labels]} from `ctest --show-only=json-v1`; with `binaries` (a dict),
+    also {test name: the book's binaries its command runs (test-NN, chNN)}."""
     r = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1"],
                        capture_output=True, text=True)
     out = {}
@@ -548,7 +549,28 @@ def labels_of(build):
             if p.get("name") == "LABELS":
                 labels = p.get("value", [])
         out[t["name"]] = labels
+        if binaries is not None:
+            binaries[t["name"]] = [os.path.basename(c) for c in t.get("command", [])
+                                   if re.fullmatch(r"test-\w+|ch\d\d", os.path.basename(c))]
     return out
+
+
+def targets_for(build, ids, src):
+    """The binaries that hold the tests of the exercises `ids`: an edit to one exercise
+    relinks only those. All test binaries and programs when some are not built yet (the
+    test list of a binary exists only once it is built)."""
+    nn = chapter_numbers(src)
+    built = [os.path.join(build, "tests", "test-lib")] + \
+        [os.path.join(build, "chapters", f"test-{n}") for n in nn] + \
+        [os.path.join(build, "bin", f"ch{n}") for n in nn]
+    if not all(os.path.isfile(b) for b in built):
+        return build_targets(src)
+    binaries = {}
+    labels = labels_of(build, binaries)
+    wanted = {"ex" + i for i in ids}
+    targets = sorted({b for name, labs in labels.items() if wanted & set(labs)
+                      for b in binaries.get(name, [])})
+    return targets or build_targets(src)
 
 
 # ---- grade ------------------------------------------------------------------------------------
@@ -655,7 +677,8 @@ def cmd_grade(args):
             run(["cmake", "--preset", "release"], log, cwd=ROOT)
     say(f"building the tests ({'hidden tests restored from ' + inst if args.instructor else 'the student copy'}; log: {log})")
     if rc == 0:
-        rc = cmake_build(build, build_targets(src), log, args.jobs)
+        rc = cmake_build(build, targets_for(build, [e["id"] for e in exercises], src), log,
+                         args.jobs)
     if rc != 0:
         with open(log) as f:
             sys.stderr.write(f.read()[-6000:])
