@@ -169,10 +169,13 @@ def stub_lines(region, all_lines):
     """What the release puts in place of a solution region (snippet tags kept)."""
     ind = region.indent
     args = "".join(", " + a for a in region.unused)
+    call = f'"{region.id}", __func__, "{region.rel}"{args});'
     stub = [f"{ind}// Exercise {region.id}: write the rest of this function here "
-            f"(ctest -L ex{region.id} checks it).",
-            f'{ind}throw attn::exercise_not_done("{region.id}", __func__, "{region.rel}"'
-            f"{args});"]
+            f"(ctest -L ex{region.id} checks it)."]
+    if len(ind) + len("throw attn::exercise_not_done(") + len(call) <= 90:
+        stub.append(f"{ind}throw attn::exercise_not_done({call}")
+    else:
+        stub += [f"{ind}throw attn::exercise_not_done(", f"{ind}    {call}"]
     tags = [line for line in region.lines if SNIPPET_TAG.match(line)]
     return tags[:1] + stub + tags[1:]
 
@@ -186,8 +189,8 @@ def release_text(text, regions, keep_hidden=False):
         elif keep_hidden:
             out += lines[r.start - 1:r.end]
         else:
-            out.append(f"{r.indent}// Hidden tests of exercise {r.id}: not in the student "
-                       f"copy; ./book grade --instructor DIR runs them.")
+            out.append(f"{r.indent}// Hidden tests of exercise {r.id}: run by "
+                       f"./book grade --instructor DIR.")
         i = r.end
     out += lines[i:]
     return "\n".join(out)
