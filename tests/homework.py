@@ -264,8 +264,9 @@ def cmd_release(args):
     if is_student_copy(ROOT):
         raise UsageError("this is a student copy; make a release from the instructor's copy")
     out = os.path.abspath(args.out)
-    if out == ROOT or ROOT.startswith(out + os.sep):
-        raise UsageError(f"--out {args.out}: must not be the book itself or contain it")
+    if out == ROOT or ROOT.startswith(out + os.sep) or (
+            out.startswith(ROOT + os.sep) and not out.startswith(os.path.join(ROOT, "build"))):
+        raise UsageError(f"--out {args.out}: must be outside the book (or under its build/)")
     if os.path.exists(out) and not os.path.isdir(out):
         raise UsageError(f"--out {args.out}: exists and is not a directory")
     if os.path.isdir(out) and os.listdir(out) and not args.force:
