@@ -49,7 +49,6 @@ BEGIN_SOLUTION = re.compile(r"^(\s*)// BEGIN SOLUTION " + ID + r"(?:\s+unused\((
 END_SOLUTION = re.compile(r"^\s*// END SOLUTION\s*$")
 BEGIN_HIDDEN = re.compile(r"^(\s*)// BEGIN HIDDEN TESTS " + ID + r"\s*$")
 END_HIDDEN = re.compile(r"^\s*// END HIDDEN TESTS\s*$")
-HIDDEN_PLACEHOLDER = re.compile(r"^\s*// Hidden tests of exercise " + ID + r":")
 SNIPPET_TAG = re.compile(r"^\s*// \[[\w.-]+\]\s*$")
 FUNCTION_NAME = re.compile(r"([A-Za-z_]\w*)\s*\(")
 EXIT_NOT_DONE = 3  # attn::run_program's exit code for attn::exercise_not_done
@@ -579,33 +578,26 @@ def targets_for(build, ids, src):
 
 # ---- grade ------------------------------------------------------------------------------------
 
+TEST_FILE = re.compile(r"(chapters/[^/]+/test[^/]*|tests/lib/[^/]+)\.cpp")
+
+
 def hidden_restored(student_root, instructor_root):
-    """The student copy's files, with every hidden-test placeholder replaced by the
-    instructor's block of the same exercise in the same file."""
+    """The tree graded with --instructor: the student's copy, except that every test file
+    (chapters/*/test*.cpp, tests/lib/*.cpp) is the instructor's, hidden tests included, so
+    the hidden tests run and a student's edits to the tests do not count."""
     content = {rel: None for rel in book_files(student_root)}
-    for rel in list(content):
-        if not is_source(rel):
+    inst_files, _ = scan(instructor_root)
+    found = False
+    for rel in book_files(instructor_root):
+        if not TEST_FILE.fullmatch(rel):
             continue
-        text = read_text(os.path.join(student_root, rel))
-        if "// Hidden tests of exercise" not in text:
-            continue
-        ipath = os.path.join(instructor_root, rel)
-        if not os.path.isfile(ipath):
-            raise UsageError(f"--instructor: {rel} is missing in {instructor_root}")
-        blocks = {r.id: r for r in parse_regions(rel, read_text(ipath)) if r.kind == "hidden"}
-        ilines = read_text(ipath).split("\n")
-        out = []
-        for line in text.split("\n"):
-            m = HIDDEN_PLACEHOLDER.match(line)
-            if m:
-                if m.group(1) not in blocks:
-                    raise UsageError(f"--instructor: {rel} has no hidden tests of exercise "
-                                     f"{m.group(1)}")
-                b = blocks[m.group(1)]
-                out += ilines[b.start - 1:b.end]
-            else:
-                out.append(line)
-        content[rel] = "\n".join(out).encode()
+        text = read_text(os.path.join(instructor_root, rel))
+        if rel in inst_files:
+            text = release_text(text, inst_files[rel][1], keep_hidden=True)
+            found = found or any(r.kind == "hidden" for r in inst_files[rel][1])
+        content[rel] = text.encode()
+    if not found:
+        raise UsageError(f"--instructor {instructor_root}: has no hidden tests")
     return content
 
 

@@ -78,7 +78,11 @@ def main():
                 check(False, f"{rel} is copied unchanged")
         check(os.access(os.path.join(a, "book"), os.X_OK), "./book stays executable")
 
-        # Hidden tests come back exactly as in the instructor's copy.
+        # Hidden tests come back exactly as in the instructor's copy, and a student's edit
+        # to a test file does not count.
+        edited = os.path.join(a, "chapters", "03-least-squares", "test_exercises.cpp")
+        with open(edited, "a") as f:
+            f.write("// a student's edit\n")
         restored = hw.hidden_restored(a, hw.ROOT)
         for rel, (text, regions) in files.items():
             if any(r.kind == "hidden" for r in regions):
