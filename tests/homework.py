@@ -30,6 +30,7 @@ Exit codes: 0 done; 1 a check or a build failed; 2 bad input (one line on stderr
 written). Only the Python standard library is used.
 """
 import argparse
+import filecmp
 import json
 import os
 import re
@@ -496,7 +497,10 @@ def seed_objects(ref_src, ref_build, new_src, new_build):
             target, deps = depfile_sources(depfile)
             ours = [d for d in deps if os.path.isabs(d) and d.startswith(ref_src + os.sep)
                     and not d.startswith(ref_build + os.sep)]
-            if ours and all(same(d) for d in ours):
+            # Reused only if it is up to date in its own tree (not older than a source).
+            fresh = ours and os.path.getmtime(obj_ref) >= max(
+                os.path.getmtime(d) if os.path.exists(d) else float("inf") for d in ours)
+            if fresh and all(same(d) for d in ours):
                 shutil.copyfile(obj_ref, obj_new)
                 # Its dependencies, as files of the new tree, so that make rebuilds it when
                 # one of them changes later.
@@ -508,7 +512,10 @@ def seed_objects(ref_src, ref_build, new_src, new_build):
                 os.utime(obj_new, (now, now))
                 copied += 1
             else:
-                if os.path.isfile(obj_new) and not os.path.isfile(obj_new + ".d"):
+                # A copy seeded earlier (identical to the reference object) is now stale:
+                # remove it so that make compiles this file.
+                if os.path.isfile(obj_new) and (not os.path.isfile(obj_new + ".d") or
+                                                filecmp.cmp(obj_new, obj_ref, shallow=False)):
                     os.remove(obj_new)
                 compiled += 1
     return copied, compiled
