@@ -149,7 +149,8 @@ TEST_SUITE("ch01") {
       }
   }
 
-  TEST_CASE("causal attention ignores future tokens, bit for bit") {
+  TEST_CASE("causal attention ignores future tokens, bit for bit" *
+            doctest::test_suite("ex01.6")) {
     for (const auto seed : seeds)
       for (const Index heads : {1, 2, 4}) {
         attn::Rng rng(seed);

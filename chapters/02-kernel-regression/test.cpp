@@ -237,8 +237,8 @@ TEST_SUITE("ch02") {
       }
   }
 
-  TEST_CASE(
-      "a compact kernel with no key in range is an error naming the query, not NaN") {
+  TEST_CASE("a compact kernel with no key in range is an error naming the query, not NaN" *
+            doctest::test_suite("ex02.6")) {
     MatrixXd X(3, 1), Q(3, 1);
     X << 0.0, 0.1, 0.2;
     Q << 0.05, 0.9, 0.15;  // query 1 is 0.7 away from the nearest key
@@ -269,7 +269,8 @@ TEST_SUITE("ch02") {
                          std::domain_error);
   }
 
-  TEST_CASE("leave-one-out predictions without refitting equal n refits") {
+  TEST_CASE("leave-one-out predictions without refitting equal n refits" *
+            doctest::test_suite("ex02.6")) {
     for (const auto seed : seeds)
       for (const auto [n_q, n, d] : shapes) {
         if (n < 2) continue;
@@ -297,7 +298,8 @@ TEST_SUITE("ch02") {
       }
   }
 
-  TEST_CASE("the leave-one-out error's gradient in log h matches central differences") {
+  TEST_CASE("the leave-one-out error's gradient in log h matches central differences" *
+            doctest::test_suite("ex02.6")) {
     for (const auto seed : seeds)
       for (const Index d : {1, 2}) {
         attn::Rng rng(seed);
@@ -320,7 +322,8 @@ TEST_SUITE("ch02") {
       }
   }
 
-  TEST_CASE("gradient descent on log h finds the minimum of the leave-one-out error") {
+  TEST_CASE("gradient descent on log h finds the minimum of the leave-one-out error" *
+            doctest::test_suite("ex02.6")) {
     for (const auto seed : seeds) {
       attn::Rng rng(seed);
       const ch02::Data data = ch02::make_data(100, 0.5, rng);

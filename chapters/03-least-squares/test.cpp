@@ -370,8 +370,8 @@ TEST_SUITE("ch03") {
       }
   }
 
-  TEST_CASE(
-      "on the training tokens the attention matrix is the hat matrix: a projection") {
+  TEST_CASE("on the training tokens the attention matrix is the hat matrix: a projection" *
+            doctest::test_suite("ex03.1")) {
     // Scores X W_Q (X W_K)^T with W_Q W_K^T = (X^T X)^{-1} (here W_Q = W_K = L^T) and no
     // softmax: the matrix that maps the values Y to the outputs on the training tokens.
     for (const auto seed : seeds)
@@ -412,7 +412,8 @@ TEST_SUITE("ch03") {
       }
   }
 
-  TEST_CASE("hat-matrix rows sum to 1 with an intercept column but not without one") {
+  TEST_CASE("hat-matrix rows sum to 1 with an intercept column but not without one" *
+            doctest::test_suite("ex03.1")) {
     for (const auto seed : seeds)
       for (const auto [n, d] : shapes) {
         if (d < 2 || n == d)

@@ -78,8 +78,8 @@ TEST_SUITE("ch04") {
     CHECK_THROWS_AS(attn::Amperes(MatrixXd::Ones(2, 3)).inverse(), std::invalid_argument);
   }
 
-  TEST_CASE(
-      "typed least squares carries V/A and computes the numbers of least_squares_qr") {
+  TEST_CASE("typed least squares carries V/A and computes the numbers of least_squares_qr" *
+            doctest::test_suite("ex04.6")) {
     for (const auto seed : seeds) {
       attn::Rng rng(seed);
       const ch04::UnitsProblem p = ch04::units_problem(40, 4, 7, rng);

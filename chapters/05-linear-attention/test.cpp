@@ -129,7 +129,8 @@ TEST_SUITE("ch05") {
     }
   }
 
-  TEST_CASE("the exp-limit map's inner product is (1 + q.k/p)^p") {
+  TEST_CASE("the exp-limit map's inner product is (1 + q.k/p)^p" *
+            doctest::test_suite("ex05.6")) {
     for (const auto seed : seeds)
       for (const auto& [rows, d] : shapes)
         for (int n = 1; n <= 4; ++n) {
@@ -169,7 +170,8 @@ TEST_SUITE("ch05") {
     }
   }
 
-  TEST_CASE("odd exp-limit powers give negative weights when q.k < -p, even ones never") {
+  TEST_CASE("odd exp-limit powers give negative weights when q.k < -p, even ones never" *
+            doctest::test_suite("ex05.6")) {
     for (int n = 1; n <= 5; ++n) {
       VectorXd q, k;
       ch05::pair_with_product(2, 1.1 * std::sqrt(n + 1.0), -(n + 1.0), q,
@@ -382,7 +384,8 @@ TEST_SUITE("ch05") {
       }
   }
 
-  TEST_CASE("linear attention equals the quadratic form") {
+  TEST_CASE("linear attention equals the quadratic form" *
+            doctest::test_suite("ex05.6")) {
     for (const auto seed : seeds)
       for (const auto& [N, d] : std::vector<Shape>{{1, 2}, {5, 3}, {33, 8}, {64, 16}}) {
         attn::Rng rng(seed);

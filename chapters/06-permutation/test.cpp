@@ -128,7 +128,8 @@ TEST_SUITE("ch06") {
     });
   }
 
-  TEST_CASE("self-attention is permutation-equivariant: Attn(PX) = P Attn(X)") {
+  TEST_CASE("self-attention is permutation-equivariant: Attn(PX) = P Attn(X)" *
+            doctest::test_suite("ex06.6")) {
     for_all(
         [](Index n, Index d, Index heads, attn::Rng& rng, const attn::Permutation& perm) {
           const MatrixXd X = attn::random_normal(n, d, rng);
@@ -256,7 +257,8 @@ TEST_SUITE("ch06") {
     });
   }
 
-  TEST_CASE("biases do not break the permutation equivariance of self-attention") {
+  TEST_CASE("biases do not break the permutation equivariance of self-attention" *
+            doctest::test_suite("ex06.6")) {
     for_all([](Index n, Index d, Index, attn::Rng& rng, const attn::Permutation& perm) {
       const MatrixXd X = attn::random_normal(n, d, rng);
       const attn::AttentionParams p = ch06::random_attention(d, d, d, true, rng);
@@ -286,7 +288,8 @@ TEST_SUITE("ch06") {
                     std::invalid_argument);
   }
 
-  TEST_CASE("LayerNorm and the FFN act on each token alone so they are equivariant") {
+  TEST_CASE("LayerNorm and the FFN act on each token alone so they are equivariant" *
+            doctest::test_suite("ex06.6")) {
     for_all([](Index n, Index d, Index, attn::Rng& rng, const attn::Permutation& perm) {
       const MatrixXd X = attn::random_normal(n, d, rng);
       const attn::NormParams ln = ch06::random_layer_norm(d, rng);
@@ -334,9 +337,8 @@ TEST_SUITE("ch06") {
     });
   }
 
-  TEST_CASE(
-      "a transformer block is permutation-equivariant with post-LN or pre-LN or the "
-      "source's placement") {
+  TEST_CASE("a transformer block is permutation-equivariant with post-LN or pre-LN or the "
+      "source's placement" * doctest::test_suite("ex06.6")) {
     for_all([](Index n, Index d, Index heads, attn::Rng& rng,
                const attn::Permutation& perm) {
       const MatrixXd X = attn::random_normal(n, d, rng);
@@ -349,7 +351,8 @@ TEST_SUITE("ch06") {
     });
   }
 
-  TEST_CASE("sinusoidal positional encoding breaks permutation equivariance") {
+  TEST_CASE("sinusoidal positional encoding breaks permutation equivariance" *
+            doctest::test_suite("ex06.6")) {
     for_all([](Index n, Index d, Index heads, attn::Rng& rng,
                const attn::Permutation& perm) {
       const MatrixXd X = attn::random_normal(n, d, rng);
@@ -361,7 +364,8 @@ TEST_SUITE("ch06") {
     });
   }
 
-  TEST_CASE("a causal mask breaks permutation equivariance") {
+  TEST_CASE("a causal mask breaks permutation equivariance" *
+            doctest::test_suite("ex06.6")) {
     for_all(
         [](Index n, Index d, Index heads, attn::Rng& rng, const attn::Permutation& perm) {
           const MatrixXd X = attn::random_normal(n, d, rng);
@@ -374,9 +378,8 @@ TEST_SUITE("ch06") {
         });
   }
 
-  TEST_CASE(
-      "token-axis normalisation is equivariant without per-position parameters and "
-      "not with them") {
+  TEST_CASE("token-axis normalisation is equivariant without per-position parameters and "
+      "not with them" * doctest::test_suite("ex06.6")) {
     for_all(
         [](Index n, Index d, Index heads, attn::Rng& rng, const attn::Permutation& perm) {
           const MatrixXd X = attn::random_normal(n, d, rng);
@@ -417,9 +420,8 @@ TEST_SUITE("ch06") {
     });
   }
 
-  TEST_CASE(
-      "cross-attention is invariant in its keys and values and equivariant in its "
-      "queries") {
+  TEST_CASE("cross-attention is invariant in its keys and values and equivariant in its "
+      "queries" * doctest::test_suite("ex06.6")) {
     for_all([](Index n, Index d, Index, attn::Rng& rng, const attn::Permutation& perm) {
       const Index n_k = n + 4;
       const MatrixXd X = attn::random_normal(n, d, rng),

@@ -1,5 +1,7 @@
 #include "attn/cli.hpp"
 
+#include "attn/exercise.hpp"
+
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -146,6 +148,13 @@ int run_program(CLI::App& app, int argc, char** argv, const std::function<void()
   } catch (const usage_error& e) {
     fmt::print(stderr, "{}: {} (see --help)\n", program, e.what());
     return 2;
+  } catch (const exercise_not_done& e) {
+    // The student copy of the book: one line that says which exercise to do, exit code 3.
+    const bool chapter = program.size() == 4 && program.rfind("ch", 0) == 0;
+    fmt::print(stderr, "{} needs exercise {} ({} in {}): not done yet\n",
+               chapter ? "chapter " + program.substr(2) : program, e.id(), e.function(),
+               e.file());
+    return 3;
   } catch (const std::exception& e) {
     fmt::print(stderr, "{}: error: {}\n", program, e.what());
     return 1;

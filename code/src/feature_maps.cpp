@@ -1,5 +1,7 @@
 #include "attn/feature_maps.hpp"
 
+#include "attn/exercise.hpp"
+
 #include <fmt/core.h>
 
 #include <cmath>
@@ -95,6 +97,7 @@ MatrixXd exp_limit_features(const Eigen::Ref<const MatrixXd>& X, int p,
   const Index d = X.cols();
   check_feature_size(fmt::format("the exp-limit map of power {} in d_k = {}", p, d),
                      X.rows(), exp_limit_feature_dim(d, p), limit_bytes);
+  // BEGIN SOLUTION 05.6
   // [exp-limit-features]
   MatrixXd Z(X.rows(), d + 1);  // rows [1, x / sqrt(p)]
   Z.col(0).setOnes();
@@ -103,6 +106,7 @@ MatrixXd exp_limit_features(const Eigen::Ref<const MatrixXd>& X, int p,
   for (int l = 1; l < p; ++l) psi = next_power(psi, Z);  // p-fold tensor power of Z rows
   // [exp-limit-features]
   return psi;
+  // END SOLUTION
 }
 
 MatrixXd gaussian_directions(Index m, Index d, Rng& rng) {

@@ -1,5 +1,7 @@
 #include "attn/kernel_regression.hpp"
 
+#include "attn/exercise.hpp"
+
 #include <fmt/core.h>
 #include <fmt/format.h>
 
@@ -194,6 +196,7 @@ Eigen::MatrixXd nw_loo_predictions(const Eigen::Ref<const Eigen::MatrixXd>& X,
   if (Y.rows() != X.rows())
     throw std::invalid_argument(fmt::format(
         "nw_loo_predictions: {} points but {} value rows", X.rows(), Y.rows()));
+  // BEGIN SOLUTION 02.6 unused(kernel, h)
   // [loo]
   // One kernel matrix; point i's own term K(x_i, x_i) is masked out of numerator and
   // denominator (logit -inf), which is what refitting without point i would compute.
@@ -202,6 +205,7 @@ Eigen::MatrixXd nw_loo_predictions(const Eigen::Ref<const Eigen::MatrixXd>& X,
   check_rows_have_keys("nw_loo_predictions", L, X, kernel, h, "point");
   return softmax_rows(L) * Y;
   // [loo]
+  // END SOLUTION
 }
 
 double nw_loo_cv(const Eigen::Ref<const Eigen::MatrixXd>& X,

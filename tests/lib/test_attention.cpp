@@ -12,7 +12,8 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
 TEST_SUITE("lib") {
-  TEST_CASE("the causal mask hides exactly the tokens after each query") {
+  TEST_CASE("the causal mask hides exactly the tokens after each query" *
+            doctest::test_suite("ex01.6")) {
     const MatrixXd M = attn::causal_mask(4);
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 4; ++j) CHECK((M(i, j) == 0.0) == (j <= i));
@@ -30,7 +31,8 @@ TEST_SUITE("lib") {
     CHECK((attn::attention(Q, K, V, M) - A * V).cwiseAbs().maxCoeff() <= 1e-14);
   }
 
-  TEST_CASE("self-attention adds each bias to every row of Q, K and V") {
+  TEST_CASE("self-attention adds each bias to every row of Q, K and V" *
+            doctest::test_suite("ex01.6")) {
     attn::Rng rng(4);
     const MatrixXd X = attn::random_normal(6, 4, rng);
     attn::AttentionParams p{
@@ -69,8 +71,8 @@ TEST_SUITE("lib") {
                          std::invalid_argument);
   }
 
-  TEST_CASE(
-      "a causal mask on a query with no visible key is reported, not turned into NaN") {
+  TEST_CASE("a causal mask on a query with no visible key is reported, not turned into NaN" *
+            doctest::test_suite("ex01.6")) {
     const double inf = std::numeric_limits<double>::infinity();
     MatrixXd M = attn::causal_mask(3);
     M(0, 0) = -inf;  // token 0 may not even see itself
@@ -80,7 +82,8 @@ TEST_SUITE("lib") {
                          std::invalid_argument);
   }
 
-  TEST_CASE("attention refuses NaN and infinite inputs instead of returning NaN") {
+  TEST_CASE("attention refuses NaN and infinite inputs instead of returning NaN" *
+            doctest::test_suite("ex01.6")) {
     const double inf = std::numeric_limits<double>::infinity();
     const MatrixXd X = MatrixXd::Identity(3, 3);
     MatrixXd V = X;

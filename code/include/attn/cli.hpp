@@ -56,8 +56,9 @@ void prepare_out_dir(const std::filesystem::path& dir);
 void progress(const std::string& message);
 
 /// \brief Parses the command line, then runs `body`. Returns the process exit code:
-/// 0 on success or `--help`; 2 on a usage error (one line on stderr); 1 on any other
-/// failure.
+/// 0 on success or `--help`; 2 on a usage error (one line on stderr); 3 when `body` reached
+/// the stub of an exercise that is not done (attn::exercise_not_done, in the student copy:
+/// one line naming the exercise, the function and its file); 1 on any other failure.
 int run_program(CLI::App& app, int argc, char** argv, const std::function<void()>& body);
 
 }  // namespace attn

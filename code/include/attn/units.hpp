@@ -155,13 +155,20 @@ Quantity<-A, -V> whitening_map(const Quantity<A, V>& X) {
   return Quantity<-A, -V>(whitening_map(X.si_value()));
 }
 
+/// \brief The size of the unit \f$ (a\,\mathrm{A})^{A} (v\,\mathrm{V})^{V} \f$ in SI units:
+/// \f$ a^{A} v^{V} \f$ (e.g. \f$ a = 10^{-3} \f$, \f$ A = 1 \f$: a milliampere is
+/// \f$ 10^{-3} \f$ A). from_units() multiplies by it, in_units() divides by it.
+/// \throws std::invalid_argument unless \f$ a \f$ and \f$ v \f$ are finite and > 0.
+double unit_factor(int ampere_exponent, int volt_exponent, double ampere_unit,
+                   double volt_unit);
+
 /// \brief Numbers measured in the unit \f$ (a\,\mathrm{A})^{A} (v\,\mathrm{V})^{V} \f$
 /// (e.g. \f$ a = 10^{-3} \f$ for milliamperes) as a quantity in SI units: each entry is
 /// multiplied by \f$ a^{A} v^{V} \f$.
 template <int A, int V>
 Quantity<A, V> from_units(const Eigen::Ref<const Eigen::MatrixXd>& numbers,
                           double ampere_unit = 1.0, double volt_unit = 1.0) {
-  return Quantity<A, V>(numbers * (std::pow(ampere_unit, A) * std::pow(volt_unit, V)));
+  return Quantity<A, V>(numbers * unit_factor(A, V, ampere_unit, volt_unit));
 }
 
 /// \brief The numbers of a quantity in the unit \f$ (a\,\mathrm{A})^{A}
@@ -169,7 +176,7 @@ Quantity<A, V> from_units(const Eigen::Ref<const Eigen::MatrixXd>& numbers,
 template <int A, int V>
 Eigen::MatrixXd in_units(const Quantity<A, V>& q, double ampere_unit = 1.0,
                          double volt_unit = 1.0) {
-  return q.si_value() / (std::pow(ampere_unit, A) * std::pow(volt_unit, V));
+  return q.si_value() / unit_factor(A, V, ampere_unit, volt_unit);
 }
 
 }  // namespace attn

@@ -1,0 +1,57 @@
+// Chapter 04 — tests of exercise 04.6 (the size of a unit, attn::unit_factor in
+// code/src/units.cpp, which attn::from_units and attn::in_units use). Run them with
+// `ctest -L ex04.6`.
+
+#include <doctest/doctest.h>
+
+#include "attn/random.hpp"
+#include "attn/units.hpp"
+
+using Eigen::MatrixXd;
+
+TEST_CASE("numbers in milliamperes become amperes divided by 1000" *
+          doctest::test_suite("ex04.6")) {
+  MatrixXd n(2, 2);
+  n << 1000.0, -250.0, 4.0, 0.0;
+  const auto I = attn::from_units<1, 0>(n, 1e-3);  // mA: a = 1e-3
+  // One multiplication per entry: one rounding.
+  CHECK(I.si_value()(0, 0) == doctest::Approx(1.0).epsilon(1e-15));
+  CHECK(I.si_value()(0, 1) == doctest::Approx(-0.25).epsilon(1e-15));
+  CHECK(I.si_value()(1, 0) == doctest::Approx(0.004).epsilon(1e-15));
+  CHECK(I.si_value()(1, 1) == 0.0);
+}
+
+TEST_CASE("in_units undoes from_units in every unit" * doctest::test_suite("ex04.6")) {
+  attn::Rng rng(641);
+  const MatrixXd n = attn::random_normal(4, 3, rng);
+  for (const double a : {1e-3, 1.0, 1e3})
+    for (const double v : {1e-6, 1.0, 7.5}) {
+      // A multiplication then a division by the same factor a^A v^V: two roundings.
+      const auto q = attn::from_units<2, -1>(n, a, v);
+      CHECK((attn::in_units(q, a, v) - n).cwiseAbs().maxCoeff() <
+            4e-16 * n.cwiseAbs().maxCoeff());
+    }
+}
+
+// BEGIN HIDDEN TESTS 04.6
+TEST_CASE("an ohm is a volt per ampere, whatever the prefixes of both" *
+          doctest::test_suite("ex04.6")) {
+  MatrixXd n(1, 1);
+  n << 5.0;
+  // 5 mV / mA = 5 ohm; 5 V / kA = 5 milliohm.
+  CHECK(attn::from_units<-1, 1>(n, 1e-3, 1e-3).si_value()(0, 0) ==
+        doctest::Approx(5.0).epsilon(1e-15));
+  CHECK(attn::from_units<-1, 1>(n, 1e3, 1.0).si_value()(0, 0) ==
+        doctest::Approx(5e-3).epsilon(1e-15));
+  const auto R = attn::from_units<-1, 1>(n);
+  CHECK(attn::in_units(R, 1e-3, 1.0)(0, 0) == doctest::Approx(5e-3).epsilon(1e-15));
+}
+
+TEST_CASE("the size of a unit is each prefix raised to its exponent" *
+          doctest::test_suite("ex04.6")) {
+  // Powers of 2: every product below is exact.
+  CHECK(attn::unit_factor(0, 0, 8.0, 0.5) == 1.0);
+  CHECK(attn::unit_factor(-2, 3, 2.0, 4.0) == 16.0);
+  CHECK(attn::unit_factor(1, -1, 0.25, 0.5) == 0.5);
+}
+// END HIDDEN TESTS

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Tests of tests/homework.py (run by ctest in the instructor's copy; a few seconds).
+
+- the release: every solution region is a stub that throws attn::exercise_not_done with its
+  id, hidden tests are gone (one placeholder line each), every other file is byte-identical,
+  the marker file lists the exercises, and two releases are identical;
+- bad input: a release into a non-empty directory, grading outside a student copy, an
+  unknown exercise, a bad fence: one line on stderr, exit 2, nothing written;
+- the grader's table and JSON numbers from known test results;
+- hidden tests are restored from the instructor's copy exactly.
+"""
+import filecmp
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import homework as hw  # noqa: E402
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def book(root, *args):
+    return subprocess.run([sys.executable, "-B", os.path.join(root, "tests", "homework.py"),
+                           *args], capture_output=True, text=True)
+
+
+def one_line_exit_2(r, what):
+    lines = [line for line in r.stderr.split("\n") if line.strip()]
+    check(r.returncode == 2 and len(lines) == 1 and lines[0].startswith("book: "),
+          f"{what}: exit 2 and one line (got {r.returncode}: {r.stderr.strip()!r})")
+
+
+def main():
+    files, exercises = hw.scan(hw.ROOT)
+    check(len(exercises) >= 6, f"at least six exercises ({', '.join(exercises)})")
+    chapters = {i[:2] for i in exercises}
+    check(chapters >= set(hw.chapter_numbers(hw.ROOT)), "a code exercise in every chapter")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+        r = book(hw.ROOT, "release", "--out", a)
+        check(r.returncode == 0, f"release into a new directory ({r.stderr.strip()})")
+        book(hw.ROOT, "release", "--out", b)
+        cmp = filecmp.dircmp(a, b)
+        same = not cmp.left_only and not cmp.right_only
+        for rel in hw.book_files(a):
+            same = same and filecmp.cmp(os.path.join(a, rel), os.path.join(b, rel), False)
+        check(same, "two releases are identical")
+
+        marker = json.load(open(os.path.join(a, hw.MARKER_FILE)))
+        check([e["id"] for e in marker["exercises"]] == list(exercises),
+              "the marker file lists the exercises")
+        for rel in hw.book_files(hw.ROOT):
+            if rel in files:
+                text = open(os.path.join(a, rel)).read()
+                for reg in files[rel][1]:
+                    if reg.kind == "solution":
+                        flat = " ".join(text.split())
+                        check(f'throw attn::exercise_not_done( "{reg.id}", __func__, "{rel}"'
+                              in flat.replace("exercise_not_done(\"",
+                                              "exercise_not_done( \""),
+                              f"{rel}: the stub of {reg.id} throws with its id")
+                    else:
+                        check(f"// Hidden tests of exercise {reg.id}:" in text,
+                              f"{rel}: hidden tests of {reg.id} replaced by one line")
+                check(not hw.parse_regions(rel, text), f"{rel}: no markers left")
+            elif not filecmp.cmp(os.path.join(hw.ROOT, rel), os.path.join(a, rel), False):
+                check(False, f"{rel} is copied unchanged")
+        check(os.access(os.path.join(a, "book"), os.X_OK), "./book stays executable")
+
+        # Hidden tests come back exactly as in the instructor's copy, and a student's edit
+        # to a test file does not count.
+        edited = os.path.join(a, "chapters", "03-least-squares", "test_exercises.cpp")
+        with open(edited, "a") as f:
+            f.write("// a student's edit\n")
+        restored = hw.hidden_restored(a, hw.ROOT)
+        for rel, (text, regions) in files.items():
+            if any(r.kind == "hidden" for r in regions):
+                want = hw.release_text(text, regions, keep_hidden=True).encode()
+                check(restored[rel] == want, f"{rel}: hidden tests restored for grading")
+
+        # Bad input: exit 2, one line, nothing written.
+        stamp = os.path.join(a, "README.md")
+        before = os.stat(stamp).st_mtime_ns
+        one_line_exit_2(book(hw.ROOT, "release", "--out", a), "release into a non-empty dir")
+        check(os.stat(stamp).st_mtime_ns == before, "... and nothing is overwritten")
+        other = os.path.join(tmp, "other")
+        os.makedirs(other)
+        open(os.path.join(other, "notes.txt"), "w").write("mine\n")
+        one_line_exit_2(book(hw.ROOT, "release", "--out", other, "--force"),
+                        "release --force into a directory that is not a student copy")
+        check(os.listdir(other) == ["notes.txt"], "... and nothing is written there")
+        one_line_exit_2(book(hw.ROOT, "grade"), "grade in the instructor's copy")
+        one_line_exit_2(book(a, "grade", "--exercise", "99.9"), "grade --exercise 99.9")
+        one_line_exit_2(book(a, "release", "--out", os.path.join(tmp, "c")),
+                        "release from a student copy")
+        one_line_exit_2(book(a, "validate"), "validate in a student copy")
+        one_line_exit_2(book(a, "grade", "--instructor", tmp), "grade --instructor not-a-book")
+        check(not os.path.exists(os.path.join(a, "build")), "... and nothing was built")
+
+    for bad in ["// BEGIN SOLUTION 01.1\nint x;\n", "// END SOLUTION\n",
+                "// BEGIN SOLUTION 01.1\n// BEGIN HIDDEN TESTS 01.1\n"]:
+        try:
+            hw.parse_regions("x.cpp", bad)
+            check(False, f"a bad fence is refused: {bad!r}")
+        except ValueError:
+            check(True, f"a bad fence is refused: {bad!r}")
+
+    # The grader's numbers: score = passed tests / tests, per exercise.
+    ex = [{"id": "01.1", "functions": []}, {"id": "02.1", "functions": []},
+          {"id": "03.1", "functions": []}]
+    labels = {"t1": ["ch01", "ex01.1"], "t2": ["ch01", "ex01.1"], "t3": ["ex02.1"],
+              "t4": ["ch03", "ex03.1"], "u": ["ch01"]}
+    results = {"t1": "passed", "t2": "failed", "t3": "passed", "t4": "failed", "u": "passed"}
+    rows = hw.grade_table(ex, results, labels)
+    check([(r["passed"], r["tests"], r["score"], r["status"]) for r in rows]
+          == [(1, 2, 0.5, "partly done"), (1, 1, 1.0, "done"), (0, 1, 0.0, "not done")],
+          "the grade table counts each exercise's tests")
+    check(rows[0]["failed_tests"] == ["t2"], "the grade table names the failed tests")
+
+    print(f"{len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
