@@ -446,8 +446,10 @@ def build_targets(root):
 def lean_configure(src, build, log):
     if os.path.isfile(os.path.join(build, "CMakeCache.txt")):
         return 0
+    # No precompiled header: every object would depend on a freshly built one, so none of
+    # the objects seeded from the reference build (seed_objects) could be reused.
     return run(["cmake", "-S", src, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
-                "-DBOOK_WITH_SITE=OFF", "-DBOOK_WITH_BENCH=OFF"], log)
+                "-DBOOK_WITH_SITE=OFF", "-DBOOK_WITH_BENCH=OFF", "-DBOOK_PCH=OFF"], log)
 
 
 def cmake_build(build, targets, log, jobs):
