@@ -47,7 +47,9 @@ const std::vector<attn::AttentionTiles> tile_sizes{{1, 1},   {1, 7},    {3, 5}, 
 }  // namespace
 
 TEST_SUITE("ch01") {
-  TEST_CASE("tiled online-softmax attention equals plain attention to 1e-12") {
+  // Labelled ex01.6: its causal cases build the mask with causal_mask().
+  TEST_CASE("tiled online-softmax attention equals plain attention to 1e-12" *
+            doctest::test_suite("ex01.6")) {
     for (const std::uint64_t seed : {1u, 2u})
       for (const auto [nq, nk, d, dv] : cases)
         for (const auto masking : {attn::Masking::none, attn::Masking::causal}) {
@@ -111,7 +113,9 @@ TEST_SUITE("ch01") {
       }
   }
 
-  TEST_CASE("tiled and plain attention are stable for logits of scale 1e3") {
+  // Labelled ex01.6: its causal cases build the mask with causal_mask().
+  TEST_CASE("tiled and plain attention are stable for logits of scale 1e3" *
+            doctest::test_suite("ex01.6")) {
     // Scores of size ~1e3 overflow e^s (above 709.78), so only the subtraction of the
     // (running) maximum keeps them finite. Each score is rounded to ~1e3 * 64 eps ~ 1e-11
     // absolutely, and e^{s - m} turns that into the same relative error of each weight:
@@ -135,7 +139,9 @@ TEST_SUITE("ch01") {
       }
   }
 
-  TEST_CASE("the attention backward pass matches central finite differences") {
+  // Labelled ex01.6: its causal cases build the mask with causal_mask().
+  TEST_CASE("the attention backward pass matches central finite differences" *
+            doctest::test_suite("ex01.6")) {
     // L = sum(dO o Attn(Q, K, V)); each partial derivative by central differences with
     // h = 1e-6: truncation ~h^2 * |L'''| ~ 1e-11, rounding ~eps |L| / h ~ 1e-9.
     for (const std::uint64_t seed : {1u, 2u})
