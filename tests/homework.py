@@ -448,7 +448,10 @@ def lean_configure(src, build, log):
         return 0
     # No precompiled header: every object would depend on a freshly built one, so none of
     # the objects seeded from the reference build (seed_objects) could be reused.
-    return run(["cmake", "-S", src, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
+    # Makefiles, whatever the presets use: seed_objects stamps objects and writes depfiles,
+    # which make trusts (ninja would want its own logs).
+    return run(["cmake", "-S", src, "-B", build, "-G", "Unix Makefiles",
+                "-DCMAKE_BUILD_TYPE=Release",
                 "-DBOOK_WITH_SITE=OFF", "-DBOOK_WITH_BENCH=OFF", "-DBOOK_PCH=OFF"], log)
 
 
@@ -456,12 +459,29 @@ def cmake_build(build, targets, log, jobs):
     return run(["cmake", "--build", build, "--parallel", str(jobs), "--target", *targets], log)
 
 
-def depfile_sources(depfile):
-    """The object and every file a compiled object depends on (a gcc -MD depfile)."""
-    with open(depfile, encoding="utf-8", errors="replace") as f:
-        text = f.read().replace("\\\n", " ")
-    head, _, deps = text.partition(": ")
-    return head.strip(), deps.split()
+def compiled_objects(build):
+    """[(object, depfile target, files it depends on)] of every compiled object of `build`:
+    from ninja's deps log in a Ninja tree (ninja deletes gcc's depfiles once it has read
+    them), from gcc's depfiles (X.o.d) in a Makefile tree."""
+    objects = []
+    if os.path.isfile(os.path.join(build, "build.ninja")):
+        r = subprocess.run(["ninja", "-C", build, "-t", "deps"], capture_output=True,
+                           text=True)
+        for line in r.stdout.splitlines():
+            if line.startswith(" "):
+                objects[-1][2].append(line.strip())
+            elif ": #deps" in line:
+                target = line.split(": #deps")[0]
+                objects.append((os.path.join(build, target), target, []))
+        return objects
+    for dirpath, _, filenames in os.walk(build):
+        for f in filenames:
+            if f.endswith(".o.d"):
+                with open(os.path.join(dirpath, f), encoding="utf-8", errors="replace") as d:
+                    text = d.read().replace("\\\n", " ")
+                head, _, deps = text.partition(": ")
+                objects.append((os.path.join(dirpath, f[:-2]), head.strip(), deps.split()))
+    return objects
 
 
 def seed_objects(ref_src, ref_build, new_src, new_build):
@@ -484,42 +504,36 @@ def seed_objects(ref_src, ref_build, new_src, new_build):
 
     copied = compiled = 0
     now = time.time()
-    for dirpath, _, filenames in os.walk(ref_build):
-        for f in filenames:
-            if not f.endswith(".o.d"):
-                continue
-            depfile = os.path.join(dirpath, f)
-            obj_ref = depfile[:-2]
-            if not os.path.isfile(obj_ref):
-                continue
-            rel_obj = os.path.relpath(obj_ref, ref_build)
-            obj_new = os.path.join(new_build, rel_obj)
-            if not os.path.isdir(os.path.dirname(obj_new)):
-                continue  # a target the lean build does not have
-            target, deps = depfile_sources(depfile)
-            ours = [d for d in deps if os.path.isabs(d) and d.startswith(ref_src + os.sep)
-                    and not d.startswith(ref_build + os.sep)]
-            # Reused only if it is up to date in its own tree (not older than a source).
-            fresh = ours and os.path.getmtime(obj_ref) >= max(
-                os.path.getmtime(d) if os.path.exists(d) else float("inf") for d in ours)
-            if fresh and all(same(d) for d in ours):
-                shutil.copyfile(obj_ref, obj_new)
-                # Its dependencies, as files of the new tree, so that make rebuilds it when
-                # one of them changes later.
-                moved = [os.path.join(new_src, os.path.relpath(d, ref_src)) if d in ours
-                         else d for d in deps]
-                with open(obj_new + ".d", "w", encoding="utf-8") as out:
-                    out.write(target + ": " + " \\\n  ".join(moved) + "\n")
-                os.utime(obj_new + ".d", (now, now))
-                os.utime(obj_new, (now, now))
-                copied += 1
-            else:
-                # A copy seeded earlier (identical to the reference object) is now stale:
-                # remove it so that make compiles this file.
-                if os.path.isfile(obj_new) and (not os.path.isfile(obj_new + ".d") or
-                                                filecmp.cmp(obj_new, obj_ref, shallow=False)):
-                    os.remove(obj_new)
-                compiled += 1
+    for obj_ref, target, deps in compiled_objects(ref_build):
+        if not os.path.isfile(obj_ref):
+            continue
+        rel_obj = os.path.relpath(obj_ref, ref_build)
+        obj_new = os.path.join(new_build, rel_obj)
+        if not os.path.isdir(os.path.dirname(obj_new)):
+            continue  # a target the lean build does not have
+        ours = [d for d in deps if os.path.isabs(d) and d.startswith(ref_src + os.sep)
+                and not d.startswith(ref_build + os.sep)]
+        # Reused only if it is up to date in its own tree (not older than a source).
+        fresh = ours and os.path.getmtime(obj_ref) >= max(
+            os.path.getmtime(d) if os.path.exists(d) else float("inf") for d in ours)
+        if fresh and all(same(d) for d in ours):
+            shutil.copyfile(obj_ref, obj_new)
+            # Its dependencies, as files of the new tree, so that make rebuilds it when
+            # one of them changes later.
+            moved = [os.path.join(new_src, os.path.relpath(d, ref_src)) if d in ours
+                     else d for d in deps]
+            with open(obj_new + ".d", "w", encoding="utf-8") as out:
+                out.write(target + ": " + " \\\n  ".join(moved) + "\n")
+            os.utime(obj_new + ".d", (now, now))
+            os.utime(obj_new, (now, now))
+            copied += 1
+        else:
+            # A copy seeded earlier (identical to the reference object) is now stale:
+            # remove it so that make compiles this file.
+            if os.path.isfile(obj_new) and (not os.path.isfile(obj_new + ".d") or
+                                            filecmp.cmp(obj_new, obj_ref, shallow=False)):
+                os.remove(obj_new)
+            compiled += 1
     return copied, compiled
 
 

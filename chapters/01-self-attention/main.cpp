@@ -328,23 +328,23 @@ void run(Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{
+  attn::CommandLine cli{
       "Chapter 01 — Self-attention from scratch: dot products, softmax, sqrt(d), masks, "
       "heads.",
       "ch01"};
-  attn::add_common_options(app, o.common, ATTN_DEFAULT_OUT);
-  attn::add_int_option(app, "--n", o.n, 1, 4096, "tokens in the multi-head example");
-  attn::add_int_option(app, "--d", o.d, 1, 4096, "model width of the multi-head example");
-  attn::add_int_option(app, "--heads", o.heads, 1, 4096,
+  attn::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  attn::add_int_option(cli, "--n", o.n, 1, 4096, "tokens in the multi-head example");
+  attn::add_int_option(cli, "--d", o.d, 1, 4096, "model width of the multi-head example");
+  attn::add_int_option(cli, "--heads", o.heads, 1, 4096,
                        "attention heads; must divide --d");
-  attn::add_int_option(app, "--samples", o.samples, 10, 10'000'000,
+  attn::add_int_option(cli, "--samples", o.samples, 10, 10'000'000,
                        "Monte Carlo samples of q.k per width d");
-  attn::add_int_option(app, "--max-d", o.max_d, 1, 8192,
+  attn::add_int_option(cli, "--max-d", o.max_d, 1, 8192,
                        "largest d of the variance sweep (powers of two)");
-  return attn::run_program(app, argc, argv, [&] {
+  return attn::run_program(cli, argc, argv, [&] {
     if (o.common.quick) {  // --quick shrinks only what the user did not set
-      if (app.count("--samples") == 0) o.samples = 2000;
-      if (app.count("--max-d") == 0) o.max_d = 128;
+      if (!attn::option_given(cli, "--samples")) o.samples = 2000;
+      if (!attn::option_given(cli, "--max-d")) o.max_d = 128;
     }
     run(o);
   });

@@ -372,6 +372,13 @@ void choose_bandwidth(const Options& o, const ch02::Data& data,
   results["learned_bandwidth_steps"] = path.size() - 1;
 }
 
+// The names --kernel accepts: every kernel of the library.
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (const Kernel k : attn::all_kernels()) names.push_back(attn::kernel_name(k));
+  return names;
+}
+
 void run(Options& o) {
   if (!(o.h >= 1e-9) || !(o.h <= 1e9))
     throw attn::usage_error(
@@ -379,14 +386,6 @@ void run(Options& o) {
   if (!(o.noise >= 0) || !(o.noise <= 100))
     throw attn::usage_error(
         "--noise", fmt::format("must be a number in [0, 100] (got {})", o.noise));
-  try {
-    attn::parse_kernel(o.kernel);
-  } catch (const std::invalid_argument&) {
-    throw attn::usage_error(
-        "--kernel", fmt::format("must be one of gaussian, box, triangle, epanechnikov "
-                                "(got '{}')",
-                                o.kernel));
-  }
   const std::filesystem::path out = o.common.out;
   attn::prepare_out_dir(out);
 
@@ -431,26 +430,25 @@ void run(Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{"Chapter 02 — Nadaraya–Watson kernel regression is attention.", "ch02"};
-  attn::add_common_options(app, o.common, ATTN_DEFAULT_OUT);
-  attn::add_int_option(app, "--n", o.n, 2, 20000,
+  attn::CommandLine cli{"Chapter 02 — Nadaraya–Watson kernel regression is attention.",
+                        "ch02"};
+  attn::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  attn::add_int_option(cli, "--n", o.n, 2, 20000,
                        "training points of the fits, weight maps and cross-validation");
-  attn::add_real_option(app, "--noise", o.noise, 0.0, 100.0,
+  attn::add_real_option(cli, "--noise", o.noise, 0.0, 100.0,
                         "standard deviation of the label noise");
-  app.add_option("--kernel", o.kernel,
-                 "kernel of the rate sweep and of the chosen h: gaussian, box, triangle "
-                 "or epanechnikov")
-      ->capture_default_str();
-  attn::add_real_option(app, "--h", o.h, 1e-9, 1e9,
+  attn::add_choice_option(cli, "--kernel", o.kernel, kernel_names(),
+                          "kernel of the rate sweep and of the chosen h");
+  attn::add_real_option(cli, "--h", o.h, 1e-9, 1e9,
                         "bandwidth of the weight maps; the fits also use h/2.5 and 4h");
-  attn::add_int_option(app, "--reps", o.reps, 4, 100000,
+  attn::add_int_option(cli, "--reps", o.reps, 4, 100000,
                        "data sets at n = 100 in the rate sweep (fewer at larger n)");
-  attn::add_int_option(app, "--max-n", o.max_n, 200, 1000000,
+  attn::add_int_option(cli, "--max-n", o.max_n, 200, 1000000,
                        "largest n of the rate sweep (100, 200, 400, ... up to it)");
-  return attn::run_program(app, argc, argv, [&] {
+  return attn::run_program(cli, argc, argv, [&] {
     if (o.common.quick) {  // --quick shrinks only what the user did not set
-      if (app.count("--reps") == 0) o.reps = 40;
-      if (app.count("--max-n") == 0) o.max_n = 1600;
+      if (!attn::option_given(cli, "--reps")) o.reps = 40;
+      if (!attn::option_given(cli, "--max-n")) o.max_n = 1600;
     }
     run(o);
   });

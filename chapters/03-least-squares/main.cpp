@@ -404,10 +404,10 @@ void experiments(const Options& o, const std::vector<Config>& configs,
   say(text, "\n");
 }
 
-void run(Options& o, const CLI::App& app) {
+void run(Options& o, const attn::CommandLine& cli) {
   std::vector<Config> configs{{100, 10}, {1000, 10}, {1000, 100}};
   if (o.common.quick) configs = {{100, 10}, {400, 10}};
-  if (app.count("--n") || app.count("--d")) {
+  if (attn::option_given(cli, "--n") || attn::option_given(cli, "--d")) {
     if (o.n == 0) o.n = 100;
     if (o.d == 0) o.d = 10;
     // n = d would be a valid least-squares problem, but its fit is exact: the loss the
@@ -463,32 +463,32 @@ void run(Options& o, const CLI::App& app) {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{
+  attn::CommandLine cli{
       "Chapter 03 — Least squares is a special case of attention; the source's training "
       "experiments.",
       "ch03"};
-  attn::add_common_options(app, o.common, ATTN_DEFAULT_OUT);
-  attn::add_int_option(app, "--n", o.n, 1, 100000,
+  attn::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  attn::add_int_option(cli, "--n", o.n, 1, 100000,
                        "training rows; with --n or --d, one configuration replaces the "
                        "source's three (default 100)");
-  attn::add_int_option(app, "--d", o.d, 1, 1000, "features, fewer than --n (default 10)");
-  attn::add_int_option(app, "--runs", o.runs, 1, 1000,
+  attn::add_int_option(cli, "--d", o.d, 1, 1000, "features, fewer than --n (default 10)");
+  attn::add_int_option(cli, "--runs", o.runs, 1, 1000,
                        "independent runs per configuration");
-  attn::add_int_option(app, "--iterations", o.iterations, 1, 1000000,
+  attn::add_int_option(cli, "--iterations", o.iterations, 1, 1000000,
                        "Adam iterations per run");
-  attn::add_real_option(app, "--lr", o.lr, 1e-12, 1, "Adam's learning rate");
-  attn::add_real_option(app, "--decay", o.decay, 1e-6, 1,
+  attn::add_real_option(cli, "--lr", o.lr, 1e-12, 1, "Adam's learning rate");
+  attn::add_real_option(cli, "--decay", o.decay, 1e-6, 1,
                         "learning-rate decay per iteration (1 = constant)");
-  attn::add_choice_option(app, "--normalisation", o.normalisation,
+  attn::add_choice_option(cli, "--normalisation", o.normalisation,
                           {"both", "identity", "softmax"}, "which systems h to train");
   attn::add_int_option(
-      app, "--threads", o.threads, 1, 64,
+      cli, "--threads", o.threads, 1, 64,
       "worker threads (runs are independent; results do not depend on it)");
-  return attn::run_program(app, argc, argv, [&] {
+  return attn::run_program(cli, argc, argv, [&] {
     if (o.common.quick) {  // --quick shrinks only what the user did not set
-      if (app.count("--runs") == 0) o.runs = 3;
-      if (app.count("--iterations") == 0) o.iterations = 300;
+      if (!attn::option_given(cli, "--runs")) o.runs = 3;
+      if (!attn::option_given(cli, "--iterations")) o.iterations = 300;
     }
-    run(o, app);
+    run(o, cli);
   });
 }

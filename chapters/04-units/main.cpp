@@ -57,8 +57,10 @@ std::string unit_name() {
   if (A == 0 && V == 0) return "1 (dimensionless)";
   std::string s;
   if (A != 0) s += A == 1 ? "A" : fmt::format("A^{}", A);
-  if (V != 0)
-    s += (s.empty() ? "" : " ") + (V == 1 ? std::string("V") : fmt::format("V^{}", V));
+  if (V != 0) {
+    if (!s.empty()) s += ' ';
+    s += V == 1 ? std::string("V") : fmt::format("V^{}", V);
+  }
   return s;
 }
 
@@ -334,30 +336,30 @@ void run(Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{
+  attn::CommandLine cli{
       "Chapter 04 — Units: why least squares is unit-free and softmax attention "
       "is not.",
       "ch04"};
-  attn::add_common_options(app, o.common, ATTN_DEFAULT_OUT);
-  attn::add_int_option(app, "--n", o.n, 2, 100000, "training rows");
-  attn::add_int_option(app, "--d", o.d, 1, 1000, "features; must be less than --n");
-  attn::add_int_option(app, "--queries", o.queries, 1, 100000,
+  attn::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  attn::add_int_option(cli, "--n", o.n, 2, 100000, "training rows");
+  attn::add_int_option(cli, "--d", o.d, 1, 1000, "features; must be less than --n");
+  attn::add_int_option(cli, "--queries", o.queries, 1, 100000,
                        "held-out queries of the unit sweep");
-  attn::add_int_option(app, "--decades", o.decades, 1, 12,
+  attn::add_int_option(cli, "--decades", o.decades, 1, 12,
                        "the sweep covers c = 10^-decades .. 10^decades");
-  attn::add_int_option(app, "--per-decade", o.per_decade, 1, 20,
+  attn::add_int_option(cli, "--per-decade", o.per_decade, 1, 20,
                        "points per decade of the sweep");
-  attn::add_real_option(app, "--scale", o.scale, 1e-12, 1e12,
+  attn::add_real_option(cli, "--scale", o.scale, 1e-12, 1e12,
                         "unit factor c of the summary table (1000: mA)");
-  attn::add_int_option(app, "--runs", o.runs, 1, 1000, "training runs per unit");
-  attn::add_int_option(app, "--iterations", o.iterations, 0, 100000,
+  attn::add_int_option(cli, "--runs", o.runs, 1, 1000, "training runs per unit");
+  attn::add_int_option(cli, "--iterations", o.iterations, 0, 100000,
                        "Adam steps per training run");
-  attn::add_real_option(app, "--eps", o.eps, 1e-12, 1, "LayerNorm's epsilon");
-  return attn::run_program(app, argc, argv, [&] {
+  attn::add_real_option(cli, "--eps", o.eps, 1e-12, 1, "LayerNorm's epsilon");
+  return attn::run_program(cli, argc, argv, [&] {
     if (o.common.quick) {  // --quick shrinks only what the user did not set
-      if (app.count("--runs") == 0) o.runs = 3;
-      if (app.count("--iterations") == 0) o.iterations = 200;
-      if (app.count("--per-decade") == 0) o.per_decade = 2;
+      if (!attn::option_given(cli, "--runs")) o.runs = 3;
+      if (!attn::option_given(cli, "--iterations")) o.iterations = 200;
+      if (!attn::option_given(cli, "--per-decade")) o.per_decade = 2;
     }
     run(o);
   });

@@ -19,6 +19,7 @@
 #include "attn/least_squares.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
+#include "attn/svd.hpp"
 #include "attn/units.hpp"
 #include "sweep.hpp"
 
@@ -47,7 +48,7 @@ double tolerance(const MatrixXd& X) {
 
 // sigma_max / (smallest gap between consecutive singular values of X), at least 1.
 double gap_factor(const MatrixXd& X) {
-  const VectorXd sv = Eigen::JacobiSVD<MatrixXd>(X).singularValues();
+  const VectorXd sv = attn::singular_values(X);
   double gap = sv(0);
   for (Index i = 1; i < sv.size(); ++i) gap = std::min(gap, sv(i - 1) - sv(i));
   return std::max(1.0, sv(0) / gap);

@@ -28,6 +28,7 @@
 #include "attn/output.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
+#include "attn/svd.hpp"
 #include "experiments.hpp"
 
 namespace {
@@ -519,9 +520,9 @@ void rank(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
       attn::positive_random_features(Q, W16), attn::positive_random_features(K, W16));
   const MatrixXd Lm = attn::kernel_attention_weights(
       attn::positive_random_features(Q, Wm), attn::positive_random_features(K, Wm));
-  const VectorXd sA = Eigen::BDCSVD<MatrixXd>(A).singularValues();
-  const VectorXd s16 = Eigen::BDCSVD<MatrixXd>(L16).singularValues();
-  const VectorXd sm = Eigen::BDCSVD<MatrixXd>(Lm).singularValues();
+  const VectorXd sA = attn::singular_values(A);
+  const VectorXd s16 = attn::singular_values(L16);
+  const VectorXd sm = attn::singular_values(Lm);
   // [rank]
   MatrixXd spectra(N, 4);
   for (Index i = 0; i < N; ++i)
@@ -607,9 +608,7 @@ void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
             std::string& text, json& results) {
   const Index d = o.d, m = o.m;
   const int max_soft = std::min<int>(12, int(o.max_log2_n));
-  say(text,
-      "7. Time per call (fastest of up to 5 runs), d_k = {}, r = {}\n", d,
-      m);
+  say(text, "7. Time per call (fastest of up to 5 runs), d_k = {}, r = {}\n", d, m);
   say(text, "   {:>8} {:>14} {:>14}\n", "n", "softmax (s)", "linear (s)");
   const MatrixXd W = attn::gaussian_directions(m, d, rng);
   const double qk_scale = std::pow(double(d), -0.25);
@@ -723,10 +722,11 @@ void run(Options& o) {
     if (bytes > attn::default_feature_memory_limit)
       throw attn::usage_error(
           "--max-log2-n",
-          fmt::format("timing at n = 2^{} needs six {} x {} matrices, {:.1f} GiB, over the "
-                      "limit of {:.1f} GiB",
-                      o.max_log2_n, Index(1) << o.max_log2_n, o.d, bytes / (1 << 30),
-                      attn::default_feature_memory_limit / (1 << 30)));
+          fmt::format(
+              "timing at n = 2^{} needs six {} x {} matrices, {:.1f} GiB, over the "
+              "limit of {:.1f} GiB",
+              o.max_log2_n, Index(1) << o.max_log2_n, o.d, bytes / (1 << 30),
+              attn::default_feature_memory_limit / (1 << 30)));
   }
   if (o.m < 2 || o.m % 2 != 0)
     throw attn::usage_error("--r", fmt::format("must be even and >= 2 (got {})", o.m));
@@ -773,12 +773,11 @@ void run(Options& o) {
       out, "05-spectra", "",
       fmt::format("in2='{}';ma={};mb={}", (out / "05-rank-scale.csv").string(),
                   std::min<long>(16, o.n), std::min(o.m, o.n)));
-  attn::render_figure(
-      out, "05-timing", "",
-      fmt::format("crossover={};ss={};sl={};d={};m={}",
-                  num(results, "time_crossover_for_figure"),
-                  num(results, "time_softmax_slope"), num(results, "time_linear_slope"), o.d,
-                  o.m));
+  attn::render_figure(out, "05-timing", "",
+                      fmt::format("crossover={};ss={};sl={};d={};m={}",
+                                  num(results, "time_crossover_for_figure"),
+                                  num(results, "time_softmax_slope"),
+                                  num(results, "time_linear_slope"), o.d, o.m));
   attn::write_json(out / "results.json", results);
   attn::write_file_atomic(out / "output.txt", text);
   fmt::print("{}\nwrote {}\n", text, out.string());
@@ -800,30 +799,30 @@ void keep_freed_memory() {
 int main(int argc, char** argv) {
   keep_freed_memory();
   Options o;
-  CLI::App app{"Chapter 05 — Softmax attention as infinite-dimensional linear attention.",
-               "ch05"};
-  attn::add_common_options(app, o.common, ATTN_DEFAULT_OUT);
-  attn::add_int_option(app, "--d", o.d, 2, 1024,
+  attn::CommandLine cli{
+      "Chapter 05 — Softmax attention as infinite-dimensional linear attention.", "ch05"};
+  attn::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  attn::add_int_option(cli, "--d", o.d, 2, 1024,
                        "head width d_k (attention, random features, timing)");
-  attn::add_int_option(app, "--n", o.n, 2, 4096,
+  attn::add_int_option(cli, "--n", o.n, 2, 4096,
                        "tokens of the attention and rank experiments");
-  attn::add_int_option(app, "--r", o.m, 2, 65536, "random features r (even)");
-  attn::add_int_option(app, "--order", o.order, 1, 64,
+  attn::add_int_option(cli, "--r", o.m, 2, 65536, "random features r (even)");
+  attn::add_int_option(cli, "--order", o.order, 1, 64,
                        "largest Taylor order p whose feature map is built, in d_k = 4");
   attn::add_int_option(
-      app, "--exp-order", o.exp_n, 1, 64,
+      cli, "--exp-order", o.exp_n, 1, 64,
       "largest power p whose exp-limit feature map is built, in d_k = 4");
-  attn::add_int_option(app, "--trials", o.trials, 20, 1'000'000,
+  attn::add_int_option(cli, "--trials", o.trials, 20, 1'000'000,
                        "Monte Carlo trials per point");
-  attn::add_int_option(app, "--max-log2-n", o.max_log2_n, 8, 24,
+  attn::add_int_option(cli, "--max-log2-n", o.max_log2_n, 8, 24,
                        "timing: linear attention up to N = 2^this (softmax up to 2^12)");
-  attn::add_int_option(app, "--block", o.block, 1, 65536,
+  attn::add_int_option(cli, "--block", o.block, 1, 65536,
                        "timing: rows per block of the streamed linear attention");
-  return attn::run_program(app, argc, argv, [&] {
+  return attn::run_program(cli, argc, argv, [&] {
     if (o.common.quick) {  // --quick shrinks only what the user did not set
-      if (app.count("--trials") == 0) o.trials = 100;
-      if (app.count("--max-log2-n") == 0) o.max_log2_n = 10;
-      if (app.count("--n") == 0) o.n = 128;
+      if (!attn::option_given(cli, "--trials")) o.trials = 100;
+      if (!attn::option_given(cli, "--max-log2-n")) o.max_log2_n = 10;
+      if (!attn::option_given(cli, "--n")) o.n = 128;
     }
     run(o);
   });

@@ -326,17 +326,17 @@ void run(Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{"Chapter 06 — Permutation symmetry and bias terms.", "ch06"};
-  attn::add_common_options(app, o.common, ATTN_DEFAULT_OUT);
-  attn::add_int_option(app, "--n", o.n, 2, 1024, "tokens (a permutation needs two)");
-  attn::add_int_option(app, "--d", o.d, 2, 1024, "model width");
-  attn::add_int_option(app, "--heads", o.heads, 1, 1024,
+  attn::CommandLine cli{"Chapter 06 — Permutation symmetry and bias terms.", "ch06"};
+  attn::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  attn::add_int_option(cli, "--n", o.n, 2, 1024, "tokens (a permutation needs two)");
+  attn::add_int_option(cli, "--d", o.d, 2, 1024, "model width");
+  attn::add_int_option(cli, "--heads", o.heads, 1, 1024,
                        "attention heads in the blocks; must divide --d");
-  attn::add_int_option(app, "--d-ff", o.d_ff, 1, 8192, "hidden width of the FFN");
-  attn::add_int_option(app, "--perms", o.perms, 1, 100'000,
+  attn::add_int_option(cli, "--d-ff", o.d_ff, 1, 8192, "hidden width of the FFN");
+  attn::add_int_option(cli, "--perms", o.perms, 1, 100'000,
                        "random permutations per variant");
-  return attn::run_program(app, argc, argv, [&] {
-    if (o.common.quick && app.count("--perms") == 0) o.perms = 5;
+  return attn::run_program(cli, argc, argv, [&] {
+    if (o.common.quick && !attn::option_given(cli, "--perms")) o.perms = 5;
     run(o);
   });
 }

@@ -1,16 +1,17 @@
 #include "attn/cli.hpp"
 
-#include "attn/exercise.hpp"
-
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <system_error>
+
+#include "attn/exercise.hpp"
 
 namespace attn {
 
@@ -36,11 +37,17 @@ bool parse_number(const std::string& text, double& value) {
 
 }  // namespace
 
+CommandLine::CommandLine(const std::string& description, const std::string& name)
+    : app(std::make_unique<CLI::App>(description, name)) {}
+
+CommandLine::~CommandLine() = default;
+
 usage_error::usage_error(const std::string& option, const std::string& message)
     : std::runtime_error(option + ": " + message) {}
 
-void add_common_options(CLI::App& app, CommonOptions& options,
+void add_common_options(CommandLine& cli, CommonOptions& options,
                         const fs::path& default_out) {
+  CLI::App& app = *cli.app;
   options.out = default_out;
   app.add_option("--seed", options.seed,
                  "random seed, an integer in [0, 2^64-1]; the same seed gives the same "
@@ -61,13 +68,13 @@ void add_common_options(CLI::App& app, CommonOptions& options,
   app.add_flag("--quick", options.quick, "small sizes: a run of a few seconds");
 }
 
-CLI::Option* add_int_option(CLI::App& app, const std::string& name, long& value, long lo,
-                            long hi, const std::string& description) {
+void add_int_option(CommandLine& cli, const std::string& name, long& value, long lo,
+                    long hi, const std::string& description) {
   // A transform instead of CLI::Range so that the error names the option, its range and
   // the input.
-  return app
-      .add_option(name, value,
-                  fmt::format("{} (an integer in [{}, {}])", description, lo, hi))
+  cli.app
+      ->add_option(name, value,
+                   fmt::format("{} (an integer in [{}, {}])", description, lo, hi))
       ->capture_default_str()
       ->check(CLI::Validator(
           [name, lo, hi](std::string& text) -> std::string {
@@ -80,11 +87,10 @@ CLI::Option* add_int_option(CLI::App& app, const std::string& name, long& value,
           "", "range"));
 }
 
-CLI::Option* add_real_option(CLI::App& app, const std::string& name, double& value,
-                             double lo, double hi, const std::string& description) {
+void add_real_option(CommandLine& cli, const std::string& name, double& value, double lo,
+                     double hi, const std::string& description) {
   const std::string range = fmt::format("[{:g}, {:g}]", lo, hi);
-  return app
-      .add_option(name, value, fmt::format("{} (a number in {})", description, range))
+  cli.app->add_option(name, value, fmt::format("{} (a number in {})", description, range))
       ->capture_default_str()
       ->check(CLI::Validator(
           [lo, hi, range](std::string& text) -> std::string {
@@ -97,11 +103,11 @@ CLI::Option* add_real_option(CLI::App& app, const std::string& name, double& val
           "", "range"));
 }
 
-CLI::Option* add_choice_option(CLI::App& app, const std::string& name, std::string& value,
-                               const std::vector<std::string>& choices,
-                               const std::string& description) {
+void add_choice_option(CommandLine& cli, const std::string& name, std::string& value,
+                       const std::vector<std::string>& choices,
+                       const std::string& description) {
   const std::string list = fmt::format("{}", fmt::join(choices, ", "));
-  return app.add_option(name, value, fmt::format("{} (one of: {})", description, list))
+  cli.app->add_option(name, value, fmt::format("{} (one of: {})", description, list))
       ->capture_default_str()
       ->check(CLI::Validator(
           [choices, list](std::string& text) -> std::string {
@@ -110,6 +116,10 @@ CLI::Option* add_choice_option(CLI::App& app, const std::string& name, std::stri
             return fmt::format("must be one of: {} (got '{}')", list, text);
           },
           "", "choice"));
+}
+
+bool option_given(const CommandLine& cli, const std::string& name) {
+  return cli.app->count(name) > 0;
 }
 
 void prepare_out_dir(const fs::path& dir) {
@@ -132,7 +142,9 @@ void progress(const std::string& message) {
   std::fflush(stderr);
 }
 
-int run_program(CLI::App& app, int argc, char** argv, const std::function<void()>& body) {
+int run_program(CommandLine& cli, int argc, char** argv,
+                const std::function<void()>& body) {
+  CLI::App& app = *cli.app;
   const std::string program = app.get_name();
   try {
     app.parse(argc, argv);

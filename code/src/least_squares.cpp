@@ -1,6 +1,7 @@
 #include "attn/least_squares.hpp"
 
 #include "attn/exercise.hpp"
+#include "attn/svd.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -69,10 +70,10 @@ void require_targets(const Eigen::Ref<const MatrixXd>& X,
 }
 
 // Thin SVD X = U_1 Lambda R^T, after the same checks as require_full_column_rank().
-Eigen::JacobiSVD<MatrixXd> checked_thin_svd(const Eigen::Ref<const MatrixXd>& X) {
+ThinSvd checked_thin_svd(const Eigen::Ref<const MatrixXd>& X) {
   require_tall_and_finite(X);
-  Eigen::JacobiSVD<MatrixXd> svd(X, Eigen::ComputeThinU | Eigen::ComputeThinV);
-  require_full_rank(svd.singularValues(), X);
+  ThinSvd svd = thin_svd(X);
+  require_full_rank(svd.s, X);
   return svd;
 }
 
@@ -86,8 +87,7 @@ MatrixXd thin_q(const Eigen::HouseholderQR<MatrixXd>& qr) {
 
 void require_full_column_rank(const Eigen::Ref<const MatrixXd>& X) {
   require_tall_and_finite(X);
-  const Eigen::JacobiSVD<MatrixXd> svd(X);  // singular values only
-  require_full_rank(svd.singularValues(), X);
+  require_full_rank(singular_values(X), X);
 }
 
 VectorXd least_squares_qr(const Eigen::Ref<const MatrixXd>& X,
@@ -109,8 +109,7 @@ VectorXd least_squares_svd(const Eigen::Ref<const MatrixXd>& X,
   const auto svd = checked_thin_svd(X);
   require_targets(X, Y);
   // beta = R Lambda^{-1} U_1^T Y
-  return svd.matrixV() *
-         (svd.matrixU().transpose() * Y).cwiseQuotient(svd.singularValues());
+  return svd.V * (svd.U.transpose() * Y).cwiseQuotient(svd.s);
 }
 
 VectorXd least_squares_normal_equations(const Eigen::Ref<const MatrixXd>& X,
@@ -145,14 +144,14 @@ MatrixXd whitening_map(const Eigen::Ref<const MatrixXd>& X) {
   const auto svd = checked_thin_svd(X);
   // [whitening]
   // L = Lambda^{-1} R^T: row i is r_i^T / lambda_i.
-  return svd.singularValues().cwiseInverse().asDiagonal() * svd.matrixV().transpose();
+  return svd.s.cwiseInverse().asDiagonal() * svd.V.transpose();
   // [whitening]
 }
 
 double condition_number(const Eigen::Ref<const MatrixXd>& X) {
   require(X.size() > 0, "condition_number: X is empty (" + shape(X) + ")");
   require(X.allFinite(), "condition_number: X has a NaN or infinite entry");
-  const VectorXd sv = Eigen::JacobiSVD<MatrixXd>(X).singularValues();
+  const VectorXd sv = singular_values(X);
   const double s_min = sv(sv.size() - 1);
   if (s_min == 0.0) return std::numeric_limits<double>::infinity();
   return sv(0) / s_min;

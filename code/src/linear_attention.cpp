@@ -174,11 +174,4 @@ MatrixXd exp_kernel_attention(const Eigen::Ref<const MatrixXd>& Q,
   return softmax_rows(Q * K.transpose()) * V;
 }
 
-Index numerical_rank(const Eigen::Ref<const MatrixXd>& M, double rel_tol) {
-  if (M.size() == 0) return 0;
-  const VectorXd s = Eigen::BDCSVD<MatrixXd>(M).singularValues();
-  if (s(0) == 0) return 0;
-  return (s.array() > rel_tol * s(0)).count();
-}
-
 }  // namespace attn

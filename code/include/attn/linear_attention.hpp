@@ -70,9 +70,4 @@ Eigen::MatrixXd exp_kernel_attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                      const Eigen::Ref<const Eigen::MatrixXd>& K,
                                      const Eigen::Ref<const Eigen::MatrixXd>& V);
 
-/// \brief Numerical rank: the number of singular values above `rel_tol` times the
-/// largest.
-Eigen::Index numerical_rank(const Eigen::Ref<const Eigen::MatrixXd>& M,
-                            double rel_tol = 1e-10);
-
 }  // namespace attn
