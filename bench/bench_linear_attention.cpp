@@ -5,9 +5,6 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include "attn/attention.hpp"
 #include "attn/feature_maps.hpp"
@@ -84,14 +81,8 @@ BENCHMARK(BM_linear_attention_stored_features)
 
 }  // namespace
 
-// Keep freed blocks in the heap (glibc would give every block above 32 MiB back to the
-// kernel and map it afresh on the next call, so each call would pay a page fault per 4 KiB
-// touched: on this book's virtual machine that costs more than the arithmetic).
 int main(int argc, char** argv) {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_MAX, 0);  // every block from the heap, none mapped separately
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
+  attn::keep_freed_memory();  // time the arithmetic, not page faults
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -319,9 +319,7 @@ void run(Options& o) {
   for (const char* figure :
        {"01-causal-weights", "01-qk-variance", "01-softmax-saturation"})
     attn::render_figure(out, figure);
-  attn::write_json(out / "results.json", results);
-  attn::write_file_atomic(out / "output.txt", text);
-  fmt::print("{}\nwrote {}\n", text, out.string());
+  attn::finish_program(out, results, text);
 }
 
 }  // namespace

@@ -421,9 +421,7 @@ void run(Options& o) {
                                       2));
   attn::render_figure(out, "02-loocv", "",
                       fmt::format("learned='{}'", (out / "02-learned.csv").string()));
-  attn::write_json(out / "results.json", results);
-  attn::write_file_atomic(out / "output.txt", text);
-  fmt::print("{}\nwrote {}\n", text, out.string());
+  attn::finish_program(out, results, text);
 }
 
 }  // namespace

@@ -449,14 +449,13 @@ void run(Options& o, const attn::CommandLine& cli) {
       attn::render_figure(out, f);
     }
   }
-  attn::write_json(out / "results.json", results);
-  attn::write_file_atomic(out / "output.txt", text);
   // The wall time is printed but kept out of output.txt, which the book quotes: it depends on
   // the machine and on what else runs, unlike every other number here.
-  fmt::print(
-      "{}training took {:.1f} s on {} thread(s); results.json has the details (time_*)\n"
-      "wrote {}\n",
-      text, results["time_experiments_seconds"].get<double>(), o.threads, out.string());
+  attn::finish_program(
+      out, results, text,
+      fmt::format("training took {:.1f} s on {} thread(s); results.json has the details "
+                  "(time_*)\n",
+                  results["time_experiments_seconds"].get<double>(), o.threads));
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
 // Chapter 03 — least squares as a special case of attention: every mathematical claim of
 // the chapter about least squares itself, as a test named after the claim. The attention
-// forms of it are tested in test_attention_forms.cpp, the trained system in test_training.cpp.
+// forms of it are tested in test_attention_forms.cpp, the trained system in
+// test_training.cpp.
 //
 // Tolerances. An identity that goes through (X^T X)^{-1} loses up to kappa(X)^2 eps in the
 // worst case: a backward-stable factorisation is exact for some X + E with |E| <= c eps |X|,
 // and that perturbs (X^T X)^{-1} by up to 2 c eps kappa(X)^2 relative to its norm. The
 // constant c grows with the sizes, so these tests use c = 4 (n + d); each test notes the
-// largest error/tolerance ratio measured over its shapes and seeds (Release build). Identities without an inverse (one
-// gradient step) lose only a few (n + d) eps relative to the size of the products. With X
+// largest error/tolerance ratio measured over its shapes and seeds (Release build).
+// Identities without an inverse (one gradient step) lose only a few (n + d) eps relative to
+// the size of the products. With X
 // uniform on [-10, 10], kappa(X) is below 3 for n >= 4d, and a few hundred to a few
 // thousand for the square 50 x 50 case, so a wrong formula (an O(1) error) fails every
 // check by many orders of magnitude. Statistical claims use fixed seeds and bounds derived
@@ -186,47 +188,6 @@ TEST_SUITE("ch03") {
     const double kappa = attn::condition_number(X);
     CHECK(max_abs(fisher * cov - MatrixXd::Identity(d, d)) <=
           c_nd(n, d) * kappa * kappa * eps);
-  }
-
-  TEST_CASE("whitening map L: L^T L = (X^T X)^-1 and L X^T X L^T = I and L X^T = U_1^T") {
-    for (const auto seed : seeds)
-      for (const auto [n, d] : shapes) {
-        attn::Rng rng(seed);
-        const MatrixXd X = samples(n, d, rng);
-        const MatrixXd L = attn::whitening_map(X);
-        const double kappa = attn::condition_number(X);
-        const MatrixXd I = MatrixXd::Identity(d, d);
-        CAPTURE(n);
-        CAPTURE(d);
-        CAPTURE(kappa);
-        // Both sides carry the kappa^2 eps of a backward-stable route to (X^T X)^{-1}.
-        // Measured: at most 0.13 of the tolerances tol and tol_u.
-        const double tol = c_nd(n, d) * kappa * kappa * eps;
-        const MatrixXd A = xtx_inverse(X);
-        const double e1 = max_abs(L.transpose() * L - A) / max_abs(A);
-        const double e2 = max_abs(L * (X.transpose() * X) * L.transpose() - I);
-        CHECK(e1 <= tol);
-        CHECK(e2 <= tol);
-
-        // L X^T = U_1^T, against an independent SVD (BDCSVD; the library uses JacobiSVD).
-        // Singular vectors are unique up to sign: align each row before comparing. Error
-        // of column i of X L^T = X r_i / lambda_i is c eps kappa; the reference u_i moves
-        // by up to c eps sigma_max / gap_i (Wedin).
-        const Eigen::BDCSVD<MatrixXd> svd(X, Eigen::ComputeThinU);
-        const VectorXd lam = svd.singularValues();
-        const MatrixXd LXt = L * X.transpose();
-        double gap = std::numeric_limits<double>::infinity();
-        for (Index i = 0; i + 1 < d; ++i) gap = std::min(gap, lam(i) - lam(i + 1));
-        const double tol_u = c_nd(n, d) * eps * (kappa + (d > 1 ? lam(0) / gap : 0.0));
-        MatrixXd Ut = svd.matrixU().transpose();
-        for (Index i = 0; i < d; ++i)
-          if (Ut.row(i).dot(LXt.row(i)) < 0) Ut.row(i) *= -1.0;
-        const double e3 = max_abs(LXt - Ut);
-        CHECK(e3 <= tol_u);
-        // ... hence L X^T X L^T = U_1^T U_1 = I: the whitened samples are orthonormal.
-        const double e4 = max_abs(LXt * LXt.transpose() - I);
-        CHECK(e4 <= tol);
-      }
   }
 
   TEST_CASE(

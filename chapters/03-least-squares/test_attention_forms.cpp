@@ -6,8 +6,9 @@
 // worst case: a backward-stable factorisation is exact for some X + E with |E| <= c eps |X|,
 // and that perturbs (X^T X)^{-1} by up to 2 c eps kappa(X)^2 relative to its norm. The
 // constant c grows with the sizes, so these tests use c = 4 (n + d); each test notes the
-// largest error/tolerance ratio measured over its shapes and seeds (Release build). Identities without an inverse (one
-// gradient step) lose only a few (n + d) eps relative to the size of the products. With X
+// largest error/tolerance ratio measured over its shapes and seeds (Release build).
+// Identities without an inverse (one gradient step) lose only a few (n + d) eps relative to
+// the size of the products. With X
 // uniform on [-10, 10], kappa(X) is below 3 for n >= 4d, and a few hundred to a few
 // thousand for the square 50 x 50 case, so a wrong formula (an O(1) error) fails every
 // check by many orders of magnitude. Statistical claims use fixed seeds and bounds derived

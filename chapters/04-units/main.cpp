@@ -327,9 +327,7 @@ void run(Options& o) {
         out, figure, "04-unit-sweep",
         fmt::format("in='{}'; which='{}'; logn={:.17g}",
                     (out / "04-unit-sweep.csv").string(), figure, std::log(double(o.n))));
-  attn::write_json(out / "results.json", results);
-  attn::write_file_atomic(out / "output.txt", text);
-  fmt::print("{}\nwrote {}\n", text, out.string());
+  attn::finish_program(out, results, text);
 }
 
 }  // namespace

@@ -10,7 +10,6 @@
 
 #include <fmt/core.h>
 #if defined(__GLIBC__)
-#include <malloc.h>
 #endif
 
 #include <algorithm>
@@ -691,7 +690,6 @@ void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
   results["time_linear_slope_2se"] = 2 * fl.slope_se;
   results["time_crossover_n"] = std::isnan(crossover) ? -1.0 : crossover;
   attn::write_csv(out / "05-timing.csv", {"N", "softmax", "linear"}, rows);
-  results["time_crossover_for_figure"] = std::isnan(crossover) ? 0.0 : crossover;
 }
 
 void run(Options& o) {
@@ -775,29 +773,16 @@ void run(Options& o) {
                   std::min<long>(16, o.n), std::min(o.m, o.n)));
   attn::render_figure(out, "05-timing", "",
                       fmt::format("crossover={};ss={};sl={};d={};m={}",
-                                  num(results, "time_crossover_for_figure"),
+                                  std::max(0.0, num(results, "time_crossover_n")),
                                   num(results, "time_softmax_slope"),
                                   num(results, "time_linear_slope"), o.d, o.m));
-  attn::write_json(out / "results.json", results);
-  attn::write_file_atomic(out / "output.txt", text);
-  fmt::print("{}\nwrote {}\n", text, out.string());
+  attn::finish_program(out, results, text);
 }
 
 }  // namespace
 
-// Every call of the timed functions allocates its n x r matrices afresh. By default glibc
-// gives each large block back to the kernel when it is freed and maps a new one on the next
-// call, so the time includes a page fault per 4 KiB touched, which on some machines costs
-// more than the arithmetic. Keeping freed memory in the heap times the computation.
-void keep_freed_memory() {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_MAX, 0);  // every block from the heap, none mapped separately
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
-}
-
 int main(int argc, char** argv) {
-  keep_freed_memory();
+  attn::keep_freed_memory();  // time the arithmetic, not page faults
   Options o;
   attn::CommandLine cli{
       "Chapter 05 — Softmax attention as infinite-dimensional linear attention.", "ch05"};

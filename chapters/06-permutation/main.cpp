@@ -317,9 +317,7 @@ void run(Options& o) {
                       fmt::format("eps={:.17g}; nvar={}", eps_tick, variants));
   attn::render_figure(out, "06-permuted-pattern", "",
                       fmt::format("n={}", std::min<long>(o.n, 10)));
-  attn::write_json(out / "results.json", results);
-  attn::write_file_atomic(out / "output.txt", text);
-  fmt::print("{}\nwrote {}\n", text, out.string());
+  attn::finish_program(out, results, text);
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#if defined(__GLIBC__)
+#include <malloc.h>  // mallopt
+#endif
 
 #include "attn/softmax.hpp"
 
@@ -172,6 +175,13 @@ MatrixXd exp_kernel_attention(const Eigen::Ref<const MatrixXd>& Q,
   if (Q.cols() != K.cols() || K.rows() != V.rows())
     throw std::invalid_argument("exp_kernel_attention: mismatched shapes");
   return softmax_rows(Q * K.transpose()) * V;
+}
+
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_MAX, 0);  // every block from the heap, none mapped separately
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
 }
 
 }  // namespace attn

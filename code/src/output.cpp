@@ -96,6 +96,13 @@ void write_json(const fs::path& path, const nlohmann::ordered_json& value) {
   write_file_atomic(path, value.dump(2) + "\n");
 }
 
+void finish_program(const fs::path& out, const nlohmann::ordered_json& results,
+                    const std::string& text, const std::string& note) {
+  write_json(out / "results.json", results);
+  write_file_atomic(out / "output.txt", text);
+  fmt::print("{}\n{}wrote {}\n", text, note, out.string());
+}
+
 bool render_figure(const fs::path& dir, const std::string& name,
                    const std::string& script_name, const std::string& variables) {
   const fs::path script =

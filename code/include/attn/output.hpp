@@ -49,6 +49,12 @@ void write_csv(const std::filesystem::path& path, const std::vector<std::string>
 /// silently).
 void write_json(const std::filesystem::path& path, const nlohmann::ordered_json& value);
 
+/// \brief How every chapter program ends: writes `results` to `out`/results.json and the
+/// summary `text` to `out`/output.txt, then prints the summary, `note` (if any; for what
+/// must not go into output.txt, such as a wall time) and where the files are.
+void finish_program(const std::filesystem::path& out, const nlohmann::ordered_json& results,
+                    const std::string& text, const std::string& note = "");
+
 /// \brief Renders `figures/<script>.gp` with gnuplot: reads `<dir>/<name>.csv`, writes
 /// `<dir>/<name>.svg`.
 ///
