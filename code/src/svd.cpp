@@ -8,7 +8,7 @@ ThinSvd thin_svd(const Eigen::Ref<const Eigen::MatrixXd>& X) {
 }
 
 Eigen::VectorXd singular_values(const Eigen::Ref<const Eigen::MatrixXd>& M) {
-  return Eigen::JacobiSVD<Eigen::MatrixXd>(M).singularValues();
+  return Eigen::BDCSVD<Eigen::MatrixXd>(M).singularValues();
 }
 
 Eigen::Index numerical_rank(const Eigen::Ref<const Eigen::MatrixXd>& M, double rel_tol) {

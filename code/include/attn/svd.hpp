@@ -3,10 +3,12 @@
 /// \brief Every singular value decomposition in the book: the thin SVD, singular values,
 /// numerical rank.
 ///
-/// One algorithm, Eigen's one-sided Jacobi SVD (accurate to a few eps relative to each
-/// singular value's scale), instantiated in svd.cpp only: an SVD is among the costliest
-/// templates to compile (about 10 s of CPU at -O3 for Jacobi, 28 s for divide-and-conquer),
-/// and every file that called Eigen's directly paid for it again.
+/// Two algorithms: Eigen's one-sided Jacobi SVD for the thin SVD behind least squares (each
+/// singular value to a few eps of its own scale), and its divide-and-conquer SVD for
+/// singular values alone (about 30 times faster at 256 × 256: 0.02 s against 0.63 s).
+/// Both are instantiated in svd.cpp only: an SVD is among the costliest templates to compile
+/// (about 10 s of CPU at -O3 for Jacobi, 28 s for divide-and-conquer), and every file that
+/// called Eigen's directly paid for it again.
 
 #include <Eigen/Dense>
 
@@ -21,10 +23,10 @@ struct ThinSvd {
   Eigen::MatrixXd V;
 };
 
-/// \brief The thin SVD of `X`.
+/// \brief The thin SVD of `X` (Jacobi).
 ThinSvd thin_svd(const Eigen::Ref<const Eigen::MatrixXd>& X);
 
-/// \brief The singular values of `M`, largest first.
+/// \brief The singular values of `M`, largest first (divide and conquer).
 Eigen::VectorXd singular_values(const Eigen::Ref<const Eigen::MatrixXd>& M);
 
 /// \brief Numerical rank: the number of singular values above `rel_tol` times the
