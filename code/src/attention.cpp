@@ -9,19 +9,15 @@
 #include "attn/exercise.hpp"
 #include "attn/softmax.hpp"
 #include "attn/tiled_attention.hpp"
+#include "common.hpp"
 #include "exp_kernel.hpp"
 
 namespace attn {
 
 namespace {
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw std::invalid_argument(message);
-}
-
-std::string shape(const Eigen::Ref<const Eigen::MatrixXd>& M) {
-  return std::to_string(M.rows()) + "x" + std::to_string(M.cols());
-}
+using detail::require;
+using detail::shape;
 
 // Adds the row vector b to every row of M (no bias when b is empty).
 Eigen::MatrixXd with_bias(Eigen::MatrixXd M, const Eigen::VectorXd& b, const char* name) {

@@ -14,25 +14,21 @@
 
 #include "attn/least_squares.hpp"
 #include "attn/softmax.hpp"
+#include "common.hpp"
 #include "exp_kernel.hpp"
 
 namespace attn {
 
 namespace {
 
+using detail::require;
+using detail::shape;
+
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using MatrixMap = Eigen::Map<MatrixXd>;
 using ConstMatrixMap = Eigen::Map<const MatrixXd>;
-
-void require(bool ok, const std::string& message) {
-  if (!ok) throw std::invalid_argument(message);
-}
-
-std::string shape(Index rows, Index cols) {
-  return std::to_string(rows) + "x" + std::to_string(cols);
-}
 
 // Shapes and finiteness of the data and the parameters; `who` names the caller.
 void check_problem(const char* who, const Eigen::Ref<const MatrixXd>& X,

@@ -1,8 +1,5 @@
 #include "attn/least_squares.hpp"
 
-#include "attn/exercise.hpp"
-#include "attn/svd.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,23 +7,22 @@
 #include <stdexcept>
 #include <string>
 
+#include "attn/exercise.hpp"
+#include "attn/svd.hpp"
+#include "common.hpp"
+
 namespace attn {
 
 namespace {
+
+using detail::require;
+using detail::shape;
 
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
 constexpr double eps = std::numeric_limits<double>::epsilon();
-
-void require(bool ok, const std::string& message) {
-  if (!ok) throw std::invalid_argument(message);
-}
-
-std::string shape(const Eigen::Ref<const MatrixXd>& M) {
-  return std::to_string(M.rows()) + "x" + std::to_string(M.cols());
-}
 
 std::string number(double x) {
   std::ostringstream s;

@@ -6,25 +6,20 @@
 #include <stdexcept>
 #include <string>
 
+#include "common.hpp"
 #include "exp_kernel.hpp"
 
 namespace attn {
 
 namespace {
 
+using detail::inf;
+using detail::require;
+using detail::shape;
+
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-
-constexpr double inf = std::numeric_limits<double>::infinity();
-
-void require(bool ok, const std::string& message) {
-  if (!ok) throw std::invalid_argument(message);
-}
-
-std::string shape(const Eigen::Ref<const MatrixXd>& M) {
-  return std::to_string(M.rows()) + "x" + std::to_string(M.cols());
-}
 
 void check_inputs(const char* who, const Eigen::Ref<const MatrixXd>& Q,
                   const Eigen::Ref<const MatrixXd>& K,

@@ -1,22 +1,18 @@
 #include "attn/transformer_block.hpp"
 
-#include "attn/exercise.hpp"
-
 #include <cmath>
 #include <stdexcept>
 #include <string>
+
+#include "attn/exercise.hpp"
+#include "common.hpp"
 
 namespace attn {
 
 namespace {
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw std::invalid_argument(message);
-}
-
-std::string shape(const Eigen::Ref<const Eigen::MatrixXd>& M) {
-  return std::to_string(M.rows()) + "x" + std::to_string(M.cols());
-}
+using detail::require;
+using detail::shape;
 
 // M + 1 b^T (b empty: no bias).
 Eigen::MatrixXd add_row(Eigen::MatrixXd M, const Eigen::VectorXd& b, const char* where) {
