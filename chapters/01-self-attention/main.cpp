@@ -28,7 +28,6 @@ using attn::say;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using json = nlohmann::ordered_json;
 
 // Sections 4 and 5 look at one query against this many keys (the figures' "16 keys").
 constexpr Index keys = 16;
@@ -44,7 +43,7 @@ struct Options {
 
 // ------------------------------------------------------------------------------------
 // 1. Dot product versus distance, on the 2-D toy embeddings of the source's picture.
-void dot_versus_distance(std::string& text, json& results) {
+void dot_versus_distance(std::string& text, attn::Results& results) {
   const MatrixXd E = ch01::word_embeddings();
   const Index cat = 10;
   // [dot-vs-distance]
@@ -73,7 +72,7 @@ void dot_versus_distance(std::string& text, json& results) {
 
 // ------------------------------------------------------------------------------------
 // 2. Context as a weighted average: the source's hand-written causal weight table.
-void weight_table(std::string& text, json& results) {
+void weight_table(std::string& text, attn::Results& results) {
   const MatrixXd W = ch01::seed_weight_table();
   const MatrixXd X = ch01::sentence_embeddings();
   // [weighted-average]
@@ -103,7 +102,7 @@ void weight_table(std::string& text, json& results) {
 // ------------------------------------------------------------------------------------
 // 3. Causal softmax attention on the toy sentence (W_Q = W_K = W_V = I): the heatmap
 // figure.
-void causal_sentence(const std::filesystem::path& out, std::string& text, json& results) {
+void causal_sentence(const std::filesystem::path& out, std::string& text, attn::Results& results) {
   const MatrixXd X = ch01::sentence_embeddings();
   // [causal-toy]
   const MatrixXd A = attn::attention_weights(X, X, attn::causal_mask(X.rows()));
@@ -138,7 +137,7 @@ void causal_sentence(const std::filesystem::path& out, std::string& text, json& 
 // ------------------------------------------------------------------------------------
 // 4. Why divide by sqrt(d): the variance of q·k grows like d; softmax saturates.
 void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-                 std::string& text, json& results) {
+                 std::string& text, attn::Results& results) {
   say(text, "4. Var(q.k) for q, k with i.i.d. N(0,1) entries ({} samples per d)\n",
       o.samples);
   say(text, "   {:>6} {:>12} {:>16} {:>12} {:>10}\n", "d", "Var(q.k)", "Var(q.k/sqrt d)",
@@ -205,7 +204,7 @@ double quantile(VectorXd v, double q) {
 }
 
 void saturation(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-                std::string& text, json& results) {
+                std::string& text, attn::Results& results) {
   const int draws = o.common.quick ? 50 : 400;
   const int points = 61;
   const MatrixXd Z = attn::random_normal(draws, keys, rng);  // one row of logits per draw
@@ -246,7 +245,7 @@ void saturation(const Options& o, attn::Rng& rng, const std::filesystem::path& o
 
 // ------------------------------------------------------------------------------------
 // 6. Multi-head causal self-attention on random tokens, with the checks the tests make.
-void multi_head(const Options& o, attn::Rng& rng, std::string& text, json& results) {
+void multi_head(const Options& o, attn::Rng& rng, std::string& text, attn::Results& results) {
   const Index n = o.n, d = o.d;
   const double init = 1.0 / std::sqrt(static_cast<double>(d));  // keeps q.k of order 1
   // [multi-head-use]
@@ -301,7 +300,7 @@ void run(Options& o) {
 
   attn::Rng rng(o.common.seed);
   std::string text;
-  json results;
+  attn::Results results;
   results["seed"] = o.common.seed;
   results["n"] = o.n;
   results["d"] = o.d;

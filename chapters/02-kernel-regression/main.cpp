@@ -35,7 +35,6 @@ using attn::Kernel;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using json = nlohmann::ordered_json;
 
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
@@ -85,7 +84,7 @@ VectorXd fit_or_gap(const MatrixXd& T, const ch02::Data& data, Kernel k, double 
 // ------------------------------------------------------------------------------------
 // 1. Fits of every kernel at three bandwidths.
 void fits(const Options& o, const ch02::Data& data, const std::filesystem::path& out,
-          std::string& text, json& results) {
+          std::string& text, attn::Results& results) {
   const Index m = 401;
   const MatrixXd T = VectorXd::LinSpaced(m, 0.0, 1.0);
   const std::vector<double> hs{o.h / 2.5, o.h, 4 * o.h};
@@ -132,7 +131,7 @@ void fits(const Options& o, const ch02::Data& data, const std::filesystem::path&
 // ------------------------------------------------------------------------------------
 // 2. The weights as attention maps: queries on a grid x training points sorted by x.
 void weight_maps(const Options& o, const ch02::Data& data,
-                 const std::filesystem::path& out, std::string& text, json& results) {
+                 const std::filesystem::path& out, std::string& text, attn::Results& results) {
   std::vector<Index> order(static_cast<std::size_t>(data.X.rows()));
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(),
@@ -184,7 +183,7 @@ void weight_maps(const Options& o, const ch02::Data& data,
 // ------------------------------------------------------------------------------------
 // 3. The bridge: Gaussian kernel regression as softmax attention.
 void bridge(attn::Rng& rng, const ch02::Data& data, const Options& o, std::string& text,
-            json& results) {
+            attn::Results& results) {
   const Index nq = 32, nk = 64, d = 4;
   const double h = 1.0;
   const MatrixXd Q = attn::random_normal(nq, d, rng), K = attn::random_normal(nk, d, rng);
@@ -243,7 +242,7 @@ void bridge(attn::Rng& rng, const ch02::Data& data, const Options& o, std::strin
 // ------------------------------------------------------------------------------------
 // 4. Consistency: the error against n with h = c n^{-1/5}.
 void rate(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-          std::string& text, json& results) {
+          std::string& text, attn::Results& results) {
   const Kernel kernel = attn::parse_kernel(o.kernel);
   std::vector<Index> ns;
   for (Index n = 100; n <= o.max_n; n *= 2) ns.push_back(n);
@@ -285,7 +284,7 @@ void rate(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
 // 5. Choosing h: leave-one-out cross-validation, and a learned bandwidth.
 void choose_bandwidth(const Options& o, const ch02::Data& data,
                       const std::filesystem::path& out, std::string& text,
-                      json& results) {
+                      attn::Results& results) {
   const Index points = 81;
   const VectorXd log_h = VectorXd::LinSpaced(points, std::log(0.005), std::log(0.5));
   const MatrixXd T = VectorXd::LinSpaced(401, 0.0, 1.0);
@@ -391,7 +390,7 @@ void run(Options& o) {
 
   attn::Rng rng(o.common.seed);
   std::string text;
-  json results;
+  attn::Results results;
   results["seed"] = o.common.seed;
   results["n"] = o.n;
   results["noise"] = o.noise;
@@ -415,9 +414,9 @@ void run(Options& o) {
                       fmt::format("h='{:g}'; rows={}; cols={}", o.h, 40, o.n));
   attn::render_figure(out, "02-rate", "",
                       fmt::format("kernel='{}'; slope={:.17g}; slope_se={:.17g}",
-                                  o.kernel, results["rate_slope"].get<double>(),
-                                  (results["rate_slope_interval_high"].get<double>() -
-                                   results["rate_slope"].get<double>()) /
+                                  o.kernel, results.number("rate_slope"),
+                                  (results.number("rate_slope_interval_high") -
+                                   results.number("rate_slope")) /
                                       2));
   attn::render_figure(out, "02-loocv", "",
                       fmt::format("learned='{}'", (out / "02-learned.csv").string()));

@@ -32,7 +32,6 @@ using attn::Normalisation;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using json = nlohmann::ordered_json;
 
 struct Options {
   attn::CommonOptions common;
@@ -63,7 +62,7 @@ double max_abs(const MatrixXd& M) {
 // ------------------------------------------------------------------------------------
 // 1. Accuracy of the normal equations, QR and the SVD against kappa(X).
 void conditioning(const Options& o, const std::filesystem::path& out, std::string& text,
-                  json& results) {
+                  attn::Results& results) {
   const Index n = 100, d = 10;
   const int seeds = o.common.quick ? 3 : 9;
   say(text,
@@ -115,7 +114,7 @@ void conditioning(const Options& o, const std::filesystem::path& out, std::strin
 
 // ------------------------------------------------------------------------------------
 // 2. The identities: L, three factorisations of (X^T X)^-1, the hat matrix, GD steps.
-void identities(const Options& o, std::string& text, json& results) {
+void identities(const Options& o, std::string& text, attn::Results& results) {
   attn::Rng rng(attn::run_seed(o.common.seed, 0, 20));
   const Index n = 100, d = 10;
   const attn::RegressionData data = attn::regression_data(n, d, rng);
@@ -271,7 +270,7 @@ Outcome train_config(const Options& o, Config c, Normalisation h) {
 }
 
 void experiments(const Options& o, const std::vector<Config>& configs,
-                 const std::filesystem::path& out, std::string& text, json& results,
+                 const std::filesystem::path& out, std::string& text, attn::Results& results,
                  std::vector<std::string>& figures) {
   const bool with_id = o.normalisation != "softmax";
   const bool with_softmax = o.normalisation != "identity";
@@ -423,7 +422,7 @@ void run(Options& o, const attn::CommandLine& cli) {
   attn::prepare_out_dir(out);
 
   std::string text;
-  json results;
+  attn::Results results;
   results["seed"] = o.common.seed;
   results["runs"] = o.runs;
   results["iterations"] = o.iterations;
@@ -455,7 +454,7 @@ void run(Options& o, const attn::CommandLine& cli) {
       out, results, text,
       fmt::format("training took {:.1f} s on {} thread(s); results.json has the details "
                   "(time_*)\n",
-                  results["time_experiments_seconds"].get<double>(), o.threads));
+                  results.number("time_experiments_seconds"), o.threads));
 }
 
 }  // namespace

@@ -31,7 +31,6 @@ using ch04::Method;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using json = nlohmann::ordered_json;
 
 struct Options {
   attn::CommonOptions common;
@@ -66,7 +65,7 @@ std::string unit_name() {
 
 // ------------------------------------------------------------------------------------
 // 1. Least squares and attention with units in the type.
-void typed(const ch04::UnitsProblem& p, std::string& text, json& results) {
+void typed(const ch04::UnitsProblem& p, std::string& text, attn::Results& results) {
   // [typed-ls]
   const attn::Amperes X = attn::from_units<1, 0>(p.X);  // training currents
   const attn::Volts Y = attn::from_units<0, 1>(p.Y);    // training voltages
@@ -120,7 +119,7 @@ void typed(const ch04::UnitsProblem& p, std::string& text, json& results) {
 // ------------------------------------------------------------------------------------
 // 2. The same data in A, in the unit of --scale, and in its inverse.
 void three_units(const Options& o, const ch04::UnitsProblem& p, std::string& text,
-                 json& results) {
+                 attn::Results& results) {
   const std::vector<double> cs{1.0 / o.scale, 1.0, o.scale};
   say(text,
       "2. The same currents in three units (numbers multiplied by c; c = 1000 is mA)\n"
@@ -153,7 +152,7 @@ void three_units(const Options& o, const ch04::UnitsProblem& p, std::string& tex
 // ------------------------------------------------------------------------------------
 // 3. The sweep over many decades: the figures.
 void sweep(const Options& o, const ch04::UnitsProblem& p,
-           const std::filesystem::path& out, std::string& text, json& results) {
+           const std::filesystem::path& out, std::string& text, attn::Results& results) {
   const std::vector<double> grid = ch04::unit_grid(int(o.decades), int(o.per_decade));
   std::vector<VectorXd> base;
   for (const Method m : ch04::methods)
@@ -220,7 +219,7 @@ void sweep(const Options& o, const ch04::UnitsProblem& p,
 
 // ------------------------------------------------------------------------------------
 // 4. Chapter 03's training experiment with the currents in A, in mA and in kA.
-void training(const Options& o, std::string& text, json& results) {
+void training(const Options& o, std::string& text, attn::Results& results) {
   say(text,
       "4. Training softmax attention (chapter 03's trainer, (n, d) = ({}, {}), {} runs x "
       "{} "
@@ -280,7 +279,7 @@ void training(const Options& o, std::string& text, json& results) {
 // ------------------------------------------------------------------------------------
 // 5. LayerNorm: scale-invariant up to its epsilon.
 void layer_norm(const Options& o, const ch04::UnitsProblem& p, std::string& text,
-                json& results) {
+                attn::Results& results) {
   say(text,
       "5. LayerNorm of the training currents (eps = {:g}): ||LN(cX) - LN(X)|| / "
       "||LN(X)||\n",
@@ -305,7 +304,7 @@ void run(Options& o) {
   attn::Rng rng(o.common.seed);
   const ch04::UnitsProblem p = ch04::units_problem(o.n, o.d, o.queries, rng);
   std::string text;
-  json results;
+  attn::Results results;
   results["seed"] = o.common.seed;
   results["n"] = o.n;
   results["d"] = o.d;

@@ -37,7 +37,6 @@ using attn::say;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using json = nlohmann::ordered_json;
 using ch05::Estimator;
 
 // The deterministic maps have d^P features: their sections work in d = 4.
@@ -62,7 +61,7 @@ double max_abs(const MatrixXd& M) {
 // ------------------------------------------------------------------------------------
 // 1. The Taylor map: identity, dimension, truncation error, negative weights.
 void taylor(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-            std::string& text, json& results) {
+            std::string& text, attn::Results& results) {
   say(text,
       "1. Taylor map phi_p(x) = [1, x, x(x)x/sqrt(2!), ..., x^(x)p/sqrt(p!)], d_k = {}\n",
       d_poly);
@@ -145,7 +144,7 @@ void taylor(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
 // ------------------------------------------------------------------------------------
 // 2. The exp-limit map psi_n(x) = [1, x/sqrt(n)]^(x)n.
 void exp_limit(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-               std::string& text, json& results) {
+               std::string& text, attn::Results& results) {
   say(text, "2. Exp-limit map psi_p(x) = [1, x/sqrt(p)]^(x)p, d_k = {}\n", d_poly);
   const MatrixXd Q = attn::random_normal(16, d_poly, rng),
                  K = attn::random_normal(16, d_poly, rng);
@@ -216,7 +215,7 @@ void exp_limit(const Options& o, attn::Rng& rng, const std::filesystem::path& ou
 // ------------------------------------------------------------------------------------
 // 3. Random features: unbiased, error ~ m^(-1/2); trigonometric and orthogonal variants.
 void random_features(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-                     std::string& text, json& results) {
+                     std::string& text, attn::Results& results) {
   const Index d = o.d;
   const int trials = int(o.trials);
   say(text, "3. Random features in d_k = {}, {} trials per point\n", d, trials);
@@ -321,7 +320,7 @@ void random_features(const Options& o, attn::Rng& rng, const std::filesystem::pa
 // ------------------------------------------------------------------------------------
 // 4. The three maps at equal feature dimension (d = 4), on 64 x 64 pairs with q.k ~ 1.
 void equal_dimension(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-                     std::string& text, json& results) {
+                     std::string& text, attn::Results& results) {
   // Entries N(0, 1/4): |q|^2 ~ 1 and logits q.k with standard deviation 1/2.
   const double sigma = 0.5;
   const MatrixXd Q = attn::random_normal(64, d_poly, rng, sigma),
@@ -383,7 +382,7 @@ void equal_dimension(const Options& o, attn::Rng& rng, const std::filesystem::pa
 // 5. Linear attention: equal to the quadratic form, causal recurrence, stabilisers, eps,
 // and the approximation of softmax attention by each map.
 void attention_checks(const Options& o, attn::Rng& rng, std::string& text,
-                      json& results) {
+                      attn::Results& results) {
   const Index N = o.n, d = o.d, m = o.m;
   say(text, "5. Attention, n = {} tokens, d_k = {}, r = {} random features\n", N, d, m);
   // Queries and keys already divided by d^(1/4), so softmax(Q K^T) is the scaled
@@ -502,7 +501,7 @@ void attention_checks(const Options& o, attn::Rng& rng, std::string& text,
 // ------------------------------------------------------------------------------------
 // 6. Rank: phi(Q) phi(K)^T has rank <= m; exp(s Q K^T) is numerically full rank at s ~ 1.
 void rank(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-          std::string& text, json& results) {
+          std::string& text, attn::Results& results) {
   const Index N = o.n, d = o.d;
   const double sigma = std::pow(double(d), -0.25);  // logits with variance 1
   const MatrixXd Q = attn::random_normal(N, d, rng, sigma),
@@ -604,7 +603,7 @@ double seconds_per_call(const std::function<void()>& f, bool quick) {
 }
 
 void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-            std::string& text, json& results) {
+            std::string& text, attn::Results& results) {
   const Index d = o.d, m = o.m;
   const int max_soft = std::min<int>(12, int(o.max_log2_n));
   say(text, "7. Time per call (fastest of up to 5 runs), d_k = {}, r = {}\n", d, m);
@@ -734,7 +733,7 @@ void run(Options& o) {
   attn::prepare_out_dir(out);
   attn::Rng rng(o.common.seed);
   std::string text;
-  json results;
+  attn::Results results;
   results["seed"] = o.common.seed;
   results["d"] = o.d;
   results["n"] = o.n;
@@ -753,7 +752,7 @@ void run(Options& o) {
   timing(o, timing_rng, out, text, results);
 
   // Figures; the numbers they print in their keys are passed as gnuplot variables.
-  const auto num = [](const json& j, const char* key) { return j[key].get<double>(); };
+  const auto num = [](const attn::Results& r, const char* key) { return r.number(key); };
   attn::render_figure(out, "05-taylor-error");
   attn::render_figure(
       out, "05-exp-limit-error", "",

@@ -30,7 +30,6 @@ using attn::say;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using json = nlohmann::ordered_json;
 
 struct Options {
   attn::CommonOptions common;
@@ -60,7 +59,7 @@ struct Variant {
 // 1. Symmetry residuals of every variant, over --perms random permutations.
 // Returns the number of variants (bars of the figure).
 std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-                      std::string& text, json& results) {
+                      std::string& text, attn::Results& results) {
   const Index n = o.n, d = o.d, heads = o.heads, d_ff = o.d_ff;
   const MatrixXd X = attn::random_normal(n, d, rng);
   const MatrixXd Z = attn::random_normal(n + 3, d, rng);  // a second sequence
@@ -176,7 +175,7 @@ std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::p
 
 // ------------------------------------------------------------------------------------
 // 2. What each bias does to the output, with softmax weights and with h = id.
-void bias_effects(const Options& o, attn::Rng& rng, std::string& text, json& results) {
+void bias_effects(const Options& o, attn::Rng& rng, std::string& text, attn::Results& results) {
   const Index n = o.n, d = o.d;
   const MatrixXd X = attn::random_normal(n, d, rng);
   const attn::AttentionParams p0 = ch06::random_attention(d, d, d, false, rng);
@@ -249,7 +248,7 @@ void bias_effects(const Options& o, attn::Rng& rng, std::string& text, json& res
 // ------------------------------------------------------------------------------------
 // 4. An attention pattern before and after permuting the tokens (the heatmap figure).
 void heatmap(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-             std::string& text, json& results) {
+             std::string& text, attn::Results& results) {
   const Index n = std::min<Index>(o.n, 10), d = o.d;
   const MatrixXd X = attn::random_normal(n, d, rng);
   const attn::AttentionParams p = ch06::random_attention(d, d, d, true, rng);
@@ -300,7 +299,7 @@ void run(Options& o) {
 
   attn::Rng rng(o.common.seed);
   std::string text;
-  json results;
+  attn::Results results;
   results["seed"] = o.common.seed;
   results["n"] = o.n;
   results["d"] = o.d;

@@ -1,21 +1,20 @@
 #include "attn/kernel_regression.hpp"
 
-#include "attn/exercise.hpp"
-
 #include <fmt/core.h>
-#include <fmt/format.h>
 
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
+#include "attn/exercise.hpp"
 #include "attn/softmax.hpp"
+#include "common.hpp"
 
 namespace attn {
 
 namespace {
 
-constexpr double inf = std::numeric_limits<double>::infinity();
+using detail::inf;
 
 void check_bandwidth(const char* where, double h) {
   if (!(h > 0) || !std::isfinite(h))
@@ -34,8 +33,12 @@ void check_points(const char* where, const Eigen::Ref<const Eigen::MatrixXd>& Q,
 }
 
 std::string point_text(const Eigen::Ref<const Eigen::MatrixXd>& P, Eigen::Index i) {
-  std::vector<double> v(P.row(i).begin(), P.row(i).end());
-  return fmt::format("[{:.6g}]", fmt::join(v, ", "));
+  std::string text = "[";
+  for (Eigen::Index j = 0; j < P.cols(); ++j) {
+    if (j > 0) text += ", ";
+    text += fmt::format("{:.6g}", P(i, j));
+  }
+  return text + "]";
 }
 
 // Throws the 0/0 error for the first row of L with no finite logit.

@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <type_traits>
 
 extern char** environ;
 
@@ -33,14 +35,21 @@ std::string cell_text(const CsvCell& cell) {
   return std::get<std::string>(cell);
 }
 
-void check_finite(const nlohmann::ordered_json& j, const std::string& where) {
-  if (j.is_number_float() && !std::isfinite(j.get<double>()))
-    throw std::runtime_error("write_json: " + where + " is NaN or infinite");
-  if (j.is_object())
-    for (const auto& [key, value] : j.items()) check_finite(value, where + "." + key);
-  if (j.is_array())
-    for (std::size_t i = 0; i < j.size(); ++i)
-      check_finite(j[i], where + "[" + std::to_string(i) + "]");
+// The JSON value of one entry; `where` names it in the error for a NaN or a missing value.
+nlohmann::ordered_json to_json(const ResultValue& entry, const std::string& where) {
+  return std::visit(
+      [&](const auto& x) -> nlohmann::ordered_json {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>)
+          throw std::runtime_error("write_json: " + where + " was never given a value");
+        else {
+          if constexpr (std::is_same_v<T, double>)
+            if (!std::isfinite(x))
+              throw std::runtime_error("write_json: " + where + " is NaN or infinite");
+          return x;
+        }
+      },
+      entry.value);
 }
 
 }  // namespace
@@ -91,12 +100,31 @@ void write_csv(const fs::path& path, const std::vector<std::string>& header,
   write_csv(path, header, rows);
 }
 
-void write_json(const fs::path& path, const nlohmann::ordered_json& value) {
-  check_finite(value, path.filename().string());
-  write_file_atomic(path, value.dump(2) + "\n");
+ResultValue& Results::operator[](const std::string& key) {
+  for (auto& [k, v] : entries_)
+    if (k == key) return v;
+  return entries_.emplace_back(key, ResultValue()).second;
 }
 
-void finish_program(const fs::path& out, const nlohmann::ordered_json& results,
+double Results::number(const std::string& key) const {
+  for (const auto& [k, v] : entries_) {
+    if (k != key) continue;
+    if (const double* x = std::get_if<double>(&v.value)) return *x;
+    if (const auto* i = std::get_if<std::int64_t>(&v.value)) return static_cast<double>(*i);
+    if (const auto* u = std::get_if<std::uint64_t>(&v.value)) return static_cast<double>(*u);
+    throw std::out_of_range("results: " + key + " holds no number");
+  }
+  throw std::out_of_range("results: no entry " + key);
+}
+
+void write_json(const fs::path& path, const Results& results) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : results.entries())
+    j[key] = to_json(value, path.filename().string() + "." + key);
+  write_file_atomic(path, j.dump(2) + "\n");
+}
+
+void finish_program(const fs::path& out, const Results& results,
                     const std::string& text, const std::string& note) {
   write_json(out / "results.json", results);
   write_file_atomic(out / "output.txt", text);

@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 
 #include "attn/output.hpp"
 
@@ -49,15 +51,41 @@ TEST_SUITE("lib") {
 
   TEST_CASE("results are never written with NaN, and a refused write leaves no file") {
     const fs::path dir = fresh_dir("json");
-    nlohmann::ordered_json j;
-    j["good"] = 1.5;
-    j["bad"] = std::numeric_limits<double>::quiet_NaN();
-    CHECK_THROWS_WITH_AS(attn::write_json(dir / "results.json", j),
+    attn::Results r;
+    r["good"] = 1.5;
+    r["bad"] = std::numeric_limits<double>::quiet_NaN();
+    CHECK_THROWS_WITH_AS(attn::write_json(dir / "results.json", r),
                          doctest::Contains("bad is NaN"), std::runtime_error);
+    CHECK(fs::is_empty(dir));
+    attn::Results unset;
+    unset["forgotten"];
+    CHECK_THROWS_WITH_AS(attn::write_json(dir / "results.json", unset),
+                         doctest::Contains("forgotten was never given a value"),
+                         std::runtime_error);
     CHECK(fs::is_empty(dir));
     Eigen::MatrixXd M{{std::numeric_limits<double>::infinity()}};
     CHECK_THROWS_AS(attn::write_csv(dir / "m.csv", {"x"}, M), std::runtime_error);
     CHECK(fs::is_empty(dir));
+    fs::remove_all(dir);
+  }
+
+  TEST_CASE("results.json keeps the order keys were first set, and writes counts as integers") {
+    const fs::path dir = fresh_dir("results");
+    attn::Results r;
+    r["b"] = 0.5;
+    r["seed"] = std::uint64_t{18446744073709551615ULL};
+    r["n"] = -3;
+    r["flag"] = true;
+    r["name"] = "id";
+    r["b"] = 2.0;  // replaces the value, keeps the place
+    CHECK(r.number("b") == 2.0);
+    CHECK(r.number("n") == -3.0);
+    CHECK_THROWS_AS(r.number("name"), std::out_of_range);
+    CHECK_THROWS_AS(r.number("missing"), std::out_of_range);
+    attn::write_json(dir / "r.json", r);
+    CHECK(read(dir / "r.json") ==
+          "{\n  \"b\": 2.0,\n  \"seed\": 18446744073709551615,\n  \"n\": -3,\n"
+          "  \"flag\": true,\n  \"name\": \"id\"\n}\n");
     fs::remove_all(dir);
   }
 
