@@ -1,5 +1,8 @@
 #include "attn/svd.hpp"
 
+#include <algorithm>
+#include <functional>
+
 namespace attn {
 
 ThinSvd thin_svd(const Eigen::Ref<const Eigen::MatrixXd>& X) {
@@ -8,7 +11,26 @@ ThinSvd thin_svd(const Eigen::Ref<const Eigen::MatrixXd>& X) {
 }
 
 Eigen::VectorXd singular_values(const Eigen::Ref<const Eigen::MatrixXd>& M) {
-  return Eigen::BDCSVD<Eigen::MatrixXd>(M).singularValues();
+  using Eigen::MatrixXd;
+  // A tall copy (the transpose has the same singular values), then X = Q R: R (k x k) keeps
+  // them, and the symmetric J = [0 R; R^T 0] has eigenvalues +sigma_i and -sigma_i.
+  const MatrixXd X = M.rows() >= M.cols() ? MatrixXd(M) : MatrixXd(M.transpose());
+  const Eigen::Index k = X.cols();
+  if (k == 0) return Eigen::VectorXd();
+  const MatrixXd R = Eigen::HouseholderQR<MatrixXd>(X)
+                         .matrixQR()
+                         .topRows(k)
+                         .triangularView<Eigen::Upper>();
+  MatrixXd J = MatrixXd::Zero(2 * k, 2 * k);
+  J.topRightCorner(k, k) = R;
+  J.bottomLeftCorner(k, k) = R.transpose();
+  // Ascending, so the k largest are the sigma_i. A zero singular value may come out as
+  // -1e-17 rather than +1e-17: magnitudes, largest first.
+  Eigen::VectorXd s =
+      Eigen::SelfAdjointEigenSolver<MatrixXd>(J, Eigen::EigenvaluesOnly).eigenvalues().tail(k);
+  s = s.cwiseAbs();
+  std::sort(s.begin(), s.end(), std::greater<>());
+  return s;
 }
 
 Eigen::Index numerical_rank(const Eigen::Ref<const Eigen::MatrixXd>& M, double rel_tol) {
