@@ -17,8 +17,9 @@ inline const std::vector<Shape> shapes{{1, 1},  {2, 3},   {5, 4},
                                        {16, 8}, {33, 17}, {64, 64}};
 inline const std::vector<std::uint64_t> seeds{1, 2, 3};
 
+// The largest |entry|; 0 for an empty matrix (the tests with no queries).
 inline double max_abs(const Eigen::MatrixXd& M) {
-  return M.cwiseAbs().maxCoeff();
+  return M.size() == 0 ? 0.0 : M.cwiseAbs().maxCoeff();
 }
 
 }  // namespace ch01_test

@@ -17,16 +17,15 @@
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
 #include "attn/tiled_attention.hpp"
+#include "test_helpers.hpp"
 
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
-namespace {
+using ch01_test::max_abs;
 
-double max_abs(const MatrixXd& M) {
-  return M.size() == 0 ? 0.0 : M.cwiseAbs().maxCoeff();
-}
+namespace {
 
 // The plain form: the whole n x n weight matrix, then its product with V.
 MatrixXd plain(const MatrixXd& Q, const MatrixXd& K, const MatrixXd& V,
