@@ -2,28 +2,29 @@
 // What chapter 03's test files share: the shapes and seeds they sweep, the book's tolerance
 // constant, and reference computations independent of the library's (in test_helpers.cpp,
 // so that the decompositions they use are compiled once, not in every test file).
+// (eps, Shape and seeds come from tests/support/test_support.hpp.)
 
 #include <Eigen/Dense>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
+#include "test_support.hpp"
+
 #include "attn/random.hpp"
 
 namespace ch03_test {
+
+using book_test::eps;
+using book_test::seeds;
+using book_test::Shape;
 
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
-inline constexpr double eps = std::numeric_limits<double>::epsilon();
-
-struct Shape {
-  Index n, d;
-};
 // Tall, very tall, square (the worst conditioned), and a single feature.
 inline const std::vector<Shape> shapes{{1, 1}, {20, 3}, {100, 10}, {50, 50}, {200, 25}};
-inline const std::vector<std::uint64_t> seeds{1, 2, 3};
 
 // Samples as in seed 000's experiment: entries uniform on [-10, 10].
 MatrixXd samples(Index n, Index d, attn::Rng& rng);

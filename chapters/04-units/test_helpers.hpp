@@ -1,6 +1,7 @@
 #pragma once
 // What chapter 04's test files share: the shapes, seeds and unit factors they sweep, and the
 // tolerance every comparison of c X against X uses.
+// (eps, Shape and seeds come from tests/support/test_support.hpp.)
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -8,22 +9,22 @@
 #include <limits>
 #include <vector>
 
+#include "test_support.hpp"
+
 #include "attn/least_squares.hpp"
 #include "attn/svd.hpp"
 
 namespace ch04_test {
 
+using book_test::eps;
+using book_test::seeds;
+using book_test::Shape;
+
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
-inline constexpr double eps = std::numeric_limits<double>::epsilon();
-
-struct Shape {
-  Index n, d;
-};
 inline const std::vector<Shape> shapes{{5, 1}, {20, 3}, {100, 10}, {300, 40}};
-inline const std::vector<std::uint64_t> seeds{1, 2, 3};
 inline const std::vector<double> factors{1e-6, 1e-3, 0.37, 2.0, 1e3, 1e6};
 
 // Tolerance for a quantity computed from c X against the same from X: rounding of c X is
