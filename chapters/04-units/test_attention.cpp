@@ -30,6 +30,23 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using namespace ch04_test;
 
+namespace {
+
+// The training runs both unit tests compare: softmax attention, (n, d) = (100, 10), two runs
+// of 200 Adam iterations from seed 5.
+attn::ExperimentConfig small_softmax_training() {
+  attn::ExperimentConfig config;
+  config.n = 100;
+  config.d = 10;
+  config.h = attn::Normalisation::softmax;
+  config.runs = 2;
+  config.iterations = 200;
+  config.seed = 5;
+  return config;
+}
+
+}  // namespace
+
 TEST_SUITE("ch04") {
   TEST_CASE("unnormalised attention with fixed weights scales its predictions by c^2") {
     for (const auto seed : seeds)
@@ -142,13 +159,7 @@ TEST_SUITE("ch04") {
   }
 
   TEST_CASE("training softmax attention in A and in mA ends at different losses") {
-    attn::ExperimentConfig config;
-    config.n = 100;
-    config.d = 10;
-    config.h = attn::Normalisation::softmax;
-    config.runs = 2;
-    config.iterations = 200;
-    config.seed = 5;
+    attn::ExperimentConfig config = small_softmax_training();
     const std::vector<attn::RunResult> amperes = attn::run_experiment(config);
     config.unit = 1e3;
     const std::vector<attn::RunResult> milliamperes = attn::run_experiment(config);
@@ -164,13 +175,7 @@ TEST_SUITE("ch04") {
   }
 
   TEST_CASE("training whitened softmax attention ends at the same loss in A, mA and kA") {
-    attn::ExperimentConfig config;
-    config.n = 100;
-    config.d = 10;
-    config.h = attn::Normalisation::softmax;
-    config.runs = 2;
-    config.iterations = 200;
-    config.seed = 5;
+    attn::ExperimentConfig config = small_softmax_training();
     config.whiten = true;
     const std::vector<attn::RunResult> amperes = attn::run_experiment(config);
     for (const double unit : {1e3, 1e-3}) {
