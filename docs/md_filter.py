@@ -26,7 +26,12 @@ Math in headings cannot work (titles are not typeset): it is reported on stderr 
 For a chapter page (chapters/NN-slug/README.md whose first heading carries {#id}) a line with
 "previous / contents / next" links is appended, in the order of the chapter directories.
 
-Usage: md_filter.py FILE        (Doxygen's convention: the filtered text goes to stdout)
+With --out (the programs' output directory), a page first gets what the build supplies
+(docs/pages.py: code, program output and numbers), ids on its headings, its Markdown links to
+chapters and sections as \\ref, its figure captions (the italic line under an image) and links
+from cited test names to their source lines.
+
+Usage: md_filter.py [--out DIR] FILE   (Doxygen's convention: the filtered text goes to stdout)
        md_filter.py --fix-html DIR   (after Doxygen: see convert_prose)
 """
 import os
@@ -344,16 +349,126 @@ def convert(text):
 
 
 def chapter_heading(path):
-    """(id, title) of a chapter README's first line '# Title {#id}', or None."""
+    """(id, title) of a chapter README: id chNN from its directory, the title from its first
+    line '# Title' (an explicit '{#id}' there is allowed but not needed)."""
+    nn = os.path.basename(os.path.dirname(os.path.abspath(path)))[:2]
     try:
         with open(path, encoding="utf-8") as f:
             for line in f:
                 if line.strip():
                     m = HEADING_ID_RE.match(line.strip())
-                    return (m.group(2), m.group(1)) if m else None
+                    if m:
+                        return m.group(2), m.group(1)
+                    m = re.match(r"^#\s+(.*?)\s*$", line.strip())
+                    return ("ch" + nn, m.group(1)) if m and nn.isdigit() else None
     except OSError:
         return None
     return None
+
+
+def heading_slug(title):
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+
+
+def section_id(page_id, slug):
+    """The site's anchor of a chapter section: chNN-<GitHub slug, ASCII only>."""
+    return page_id + "-" + re.sub(r"[^a-z0-9_-]", "", slug)
+
+
+LINK_RE = re.compile(r"(?<!!)\[([^\]]+)\]\(([^()\s]*?)(#[^()\s]*)?\)")
+ATX_RE = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
+
+
+def chapter_links(path, text):
+    """Site form of a chapter or docs page: headings get ids (chNN for the title, chNN-slug
+    for sections, so GitHub's #slug links work here too) and Markdown links to chapters and
+    their sections become \\ref; line count kept."""
+    here = os.path.dirname(os.path.abspath(path))
+    own = chapter_heading(path)[0] if chapter_slug_of(path) else None
+    out = []
+    for is_code, chunk in split_fences(text):
+        if is_code:
+            out.append(chunk)
+            continue
+        lines = chunk.split("\n")
+        for k, line in enumerate(lines):
+            m = ATX_RE.match(line)
+            if m and own and "{#" not in line:
+                level, title = m.groups()
+                if level == "#":
+                    lines[k] = "# %s {#%s}" % (title, own)
+                else:
+                    lines[k] = "%s %s {#%s}" % (level, title,
+                                                section_id(own, heading_slug(title)))
+        chunk = "\n".join(lines)
+
+        def ref(m):
+            label, target, anchor = m.group(1), m.group(2), m.group(3) or ""
+            page = own
+            if target:
+                full = os.path.normpath(os.path.join(here, target))
+                if os.path.basename(full) != "README.md" or not chapter_slug_of(full):
+                    return m.group(0)
+                page = chapter_heading(full)[0]
+            elif not anchor or not own:
+                return m.group(0)
+            dest = section_id(page, anchor[1:]) if anchor else page
+            breaks = label.count("\n")
+            return '\\ref %s "%s"%s' % (dest, " ".join(label.split()).replace('"', "'"),
+                                         "\n" * breaks)
+        out.append(LINK_RE.sub(ref, chunk))
+    return "".join(out)
+
+
+def chapter_slug_of(path):
+    d = os.path.dirname(os.path.abspath(path))
+    return (os.path.basename(os.path.dirname(d)) == "chapters"
+            and re.match(r"\d\d-", os.path.basename(d)) is not None)
+
+
+def figure_captions(text):
+    """An image alone on its line followed by an *italic paragraph* (the caption a Git host
+    shows) becomes one image whose caption is that paragraph; line count kept."""
+    lines = text.split("\n")
+    k = 0
+    while k < len(lines):
+        m = re.match(r"^!\[[^\]]*\]\((\S+)\)[ \t]*$", lines[k])
+        if m and k + 1 < len(lines) and lines[k + 1].startswith("*") and \
+                not lines[k + 1].startswith("**"):
+            j = k + 1
+            while j + 1 < len(lines) and lines[j + 1].strip():
+                j += 1
+            caption = " ".join(l.strip() for l in lines[k + 1:j + 1])
+            if caption.endswith("*") and len(caption) > 2:
+                caption = caption[1:-1].replace("[", "\\[").replace("]", "\\]")
+                lines[k] = "![%s](%s)" % (caption, m.group(1))
+                for i in range(k + 1, j + 1):
+                    lines[i] = ""
+                k = j
+        k += 1
+    return "\n".join(lines)
+
+
+def test_links(root, text):
+    """Backticked names of doctest tests become links to their source line (site only)."""
+    sys.path.insert(0, os.path.join(root, "tests"))
+    import cited_tests
+    import pages
+    where = cited_tests.test_locations(root)
+
+    def link(m):
+        name = m.group(1)
+        if name not in where or len(name.split()) < 3:
+            return m.group(0)
+        path, line = where[name]
+        esc = name.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        return '<a class="test-link" href="%s"><code>%s</code></a>' % (
+            pages.source_href(path, line), esc)
+    out = []
+    for is_code, chunk in split_fences(text):
+        out.append(chunk if is_code else re.sub(r"(?<!`)`([^`\n]+)`(?!`)", link, chunk))
+    return "".join(out)
 
 
 def chapter_nav(path):
@@ -400,15 +515,36 @@ def heading_math_lines(text):
     return found
 
 
+def site_markdown(path, text, out_dir):
+    """What Doxygen reads of a page: the build's code, output and numbers (pages.py), heading
+    ids and chapter links, figure captions, test links."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    import pages
+    try:
+        text = pages.site_text(root, out_dir, os.path.abspath(path), text, pages.source_href)
+    except pages.PageError as err:
+        sys.stderr.write("%s:1: error: %s\n" % (path, err))
+    text = chapter_links(path, text)
+    text = figure_captions(text)
+    return test_links(root, text)
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "--fix-html":
         fix_html(argv[2])
         return 0
+    out_dir = None
+    if len(argv) == 4 and argv[1] == "--out":
+        out_dir = argv[2]
+        argv = [argv[0], argv[3]]
     if len(argv) != 2:
-        sys.stderr.write("usage: md_filter.py FILE.md  |  md_filter.py --fix-html HTML_DIR\n")
+        sys.stderr.write("usage: md_filter.py [--out PROGRAM_OUTPUT_DIR] FILE.md  |  "
+                         "md_filter.py --fix-html HTML_DIR\n")
         return 2
     with open(argv[1], encoding="utf-8", newline="") as f:
         text = f.read()
+    if out_dir:
+        text = site_markdown(argv[1], text, out_dir)
     out = convert(text)
     for n in heading_math_lines(text):
         sys.stderr.write("%s:%d: error: math in a heading: Doxygen cannot typeset titles; "

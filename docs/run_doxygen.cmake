@@ -1,5 +1,5 @@
 # cmake -DDOXYGEN=exe -DDOXYFILE=file -DHTML_DIR=dir -DOUT_DIR=dir -DSTAMP=file
-#       -DPYTHON=exe -DFILTER=docs/md_filter.py -P run_doxygen.cmake
+#       -DPYTHON=exe -DFILTER=docs/md_filter.py -DPAGES=docs/pages.py -DROOT=dir -P run_doxygen.cmake
 # Empties HTML_DIR (except the MathJax copy, which has its own rule), so pages of deleted or
 # renamed inputs do not linger, then runs Doxygen, which fails on any warning
 # (WARN_AS_ERROR = FAIL_ON_WARNINGS) or filter error; the stamp is written only on success.
@@ -22,5 +22,10 @@ endif()
 execute_process(COMMAND "${PYTHON}" "${FILTER}" --fix-html "${HTML_DIR}" RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "md_filter.py --fix-html failed")
+endif()
+# The pages of the source files that code blocks and cited tests link to (html/src/).
+execute_process(COMMAND "${PYTHON}" -B "${PAGES}" sources "${ROOT}" "${HTML_DIR}" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "pages.py sources failed")
 endif()
 file(TOUCH "${STAMP}")

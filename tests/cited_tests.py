@@ -21,16 +21,22 @@ TEST_CASE = re.compile(r'TEST_CASE\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)', re.S)
 LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
-def test_names(root):
-    names = set()
-    files = glob.glob(os.path.join(root, "chapters", "*", "test*.cpp"))
-    files += glob.glob(os.path.join(root, "tests", "lib", "*.cpp"))
+def test_locations(root):
+    """{test name: (path relative to root, line of its TEST_CASE)}."""
+    where = {}
+    files = sorted(glob.glob(os.path.join(root, "chapters", "*", "test*.cpp")))
+    files += sorted(glob.glob(os.path.join(root, "tests", "lib", "*.cpp")))
     for path in files:
         with open(path, encoding="utf-8") as f:
-            for m in TEST_CASE.finditer(f.read()):
-                name = "".join(LITERAL.findall(m.group(1)))
-                names.add(name.replace('\\"', '"'))
-    return names
+            text = f.read()
+        for m in TEST_CASE.finditer(text):
+            name = "".join(LITERAL.findall(m.group(1))).replace('\\"', '"')
+            where.setdefault(name, (os.path.relpath(path, root), text.count("\n", 0, m.start()) + 1))
+    return where
+
+
+def test_names(root):
+    return set(test_locations(root))
 
 
 def cited(readme):

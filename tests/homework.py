@@ -41,6 +41,10 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "docs"))
+import pages  # noqa: E402  (docs/pages.py: the chapters' quoted code)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MARKER_FILE = ".book-release"
 SOURCE_DIRS = ("code", "chapters", "tests", "bench")
@@ -208,6 +212,17 @@ def release_files(root, keep_hidden=False):
             content[rel] = release_text(text, regions, keep_hidden).encode()
         else:
             content[rel] = None
+    # The pages quote code in fenced blocks (docs/pages.py): quote the stubs, not the solutions.
+    def released(path):
+        data = content.get(os.path.relpath(path, root))
+        return data.decode() if data is not None else read_text(path)
+    for rel in content:
+        if rel.endswith(".md") and content[rel] is None:
+            text = read_text(os.path.join(root, rel))
+            new = pages.expected(root, None, os.path.join(root, rel), text, code_only=True,
+                                 read_source=released)
+            if new != text:
+                content[rel] = new.encode()
     marker = {"book": "Attention, Verified", "format": 1,
               "hidden_tests": "kept" if keep_hidden else "removed",
               "exercises": list(exercises.values())}
@@ -308,7 +323,10 @@ def distinctive_lines(files):
         if rel in files:
             text, regions = files[rel]
             outside.append(release_text(text, regions))
-        elif rel.endswith((".cpp", ".hpp", ".h", ".md", ".txt", ".py", ".cmake", ".gp")):
+        elif rel.endswith(".md"):  # code blocks quote the sources, solutions included
+            outside.append(re.sub(r"<!-- code: .*?<!-- end code -->", "", read_text(path),
+                                  flags=re.S))
+        elif rel.endswith((".cpp", ".hpp", ".h", ".txt", ".py", ".cmake", ".gp")):
             outside.append(read_text(path))
     outside = "\n".join(outside)
     found = []

@@ -16,7 +16,7 @@ inspects each page's DOM and POSTs the findings back. A page fails on
   * broken internal links (missing file or missing #anchor; external links are only listed);
   * any request of the page that the server answered 404 (scripts, styles, fonts, images).
 
-With --chapters, every chapters/*/README.md must start with "# Title {#id}", its page id.html
+With --chapters, every chapters/NN-*/README.md must start with "# Title", its page chNN.html
 must exist and be linked from the main page's text, in the order of the chapter directories.
 
 Exit status: 0 all pages pass, 1 problems (listed per page), 2 usage / site missing,
@@ -375,12 +375,14 @@ def chapter_pages(chapters):
         readme = os.path.join(chapters, d, "README.md")
         if not os.path.isfile(readme):
             continue
+        # The page id is chNN from the directory (docs/md_filter.py); the first line is the
+        # title, "# Title", with no Doxygen syntax a Git host would show.
         pid = None
         with open(readme, encoding="utf-8") as f:
             for line in f:
                 if line.strip():
-                    m = re.match(r"^#\s+.*?\{#([A-Za-z_][\w-]*)\}\s*$", line.strip())
-                    pid = m.group(1) if m else None
+                    if re.match(r"^#\s+[^{]+$", line.strip()) and d[:2].isdigit():
+                        pid = "ch" + d[:2]
                     break
         out.append((readme, pid))
     return out
@@ -486,7 +488,7 @@ def run_check(args):
             n_chapters += 1
             rel = os.path.relpath(readme, os.path.dirname(os.path.abspath(args.chapters)))
             if not pid:
-                add("index.html", "%s: first line must be '# Title {#chNN}' (a page id)" % rel)
+                add("index.html", "%s: first line must be '# Title' (no {#id}: the page id is chNN)" % rel)
                 continue
             if not os.path.isfile(os.path.join(site, pid + ".html")):
                 add("index.html", "%s: page %s.html was not generated" % (rel, pid))

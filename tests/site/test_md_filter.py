@@ -138,8 +138,9 @@ class ChapterNavigation(unittest.TestCase):
     def test_prev_next(self):
         with tempfile.TemporaryDirectory() as tmp:
             ch = os.path.join(tmp, "book", "chapters")
-            for d, head in (("01-a", "# First {#ch01}"), ("02-b", "# Second {#ch02}"),
-                            ("03-c", "# Third {#ch03}"), ("04-draft", "# No id yet")):
+            # the page id comes from the directory (chNN); an explicit {#id} still wins
+            for d, head in (("01-a", "# First {#ch01}"), ("02-b", "# Second"),
+                            ("03-c", "# Third"), ("draft", "# Not numbered")):
                 os.makedirs(os.path.join(ch, d))
                 with open(os.path.join(ch, d, "README.md"), "w") as f:
                     f.write(head + "\n\ntext\n")
@@ -152,9 +153,39 @@ class ChapterNavigation(unittest.TestCase):
             self.assertIn('\\ref ch03 "Third →"', nav2)
             self.assertIn('\\ref ch02 "← Second"', nav3)
             self.assertIn('\\ref index "Contents ↑"', nav3)
-            self.assertEqual(md_filter.chapter_nav(os.path.join(ch, "04-draft", "README.md")), "")
+            self.assertEqual(md_filter.chapter_nav(os.path.join(ch, "draft", "README.md")), "")
             other = os.path.join(tmp, "book", "docs", "notation.md")
             self.assertEqual(md_filter.chapter_nav(other), "")
+
+    def test_headings_get_ids_and_links_become_refs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            ch = os.path.join(tmp, "chapters")
+            for d in ("01-a", "02-b"):
+                os.makedirs(os.path.join(ch, d))
+                with open(os.path.join(ch, d, "README.md"), "w") as f:
+                    f.write("# T\n")
+            page = os.path.join(ch, "02-b", "README.md")
+            text = ("# Title\n\n## 3. Why divide: by √d\n\nSee [section\n3](#3-why-divide-by-d), "
+                    "[chapter 01](../01-a/README.md) and\n[chapter 01's section 2]"
+                    "(../01-a/README.md#2-x-y), [elsewhere](https://example.org/#a).\n"
+                    "```\n[s](#3-why-divide-by-d)\n```\n")
+            out = md_filter.chapter_links(page, text)
+            self.assertEqual(out.count("\n"), text.count("\n"))
+            self.assertIn("# Title {#ch02}", out)
+            self.assertIn("## 3. Why divide: by √d {#ch02-3-why-divide-by-d}", out)
+            self.assertIn('\\ref ch02-3-why-divide-by-d "section 3"\n', out)
+            self.assertIn('\\ref ch01 "chapter 01"', out)
+            self.assertIn('\\ref ch01-2-x-y "chapter 01\'s section 2"', out)
+            self.assertIn("[elsewhere](https://example.org/#a)", out)
+            self.assertIn("```\n[s](#3-why-divide-by-d)\n```", out)  # code untouched
+
+    def test_italic_line_under_an_image_is_its_caption(self):
+        text = "![alt](../../figures/x.svg)\n*Left: a $x$\nline two.*\n\nnext\n"
+        out = md_filter.figure_captions(text)
+        self.assertEqual(out.count("\n"), text.count("\n"))
+        self.assertTrue(out.startswith("![Left: a $x$ line two.](../../figures/x.svg)\n\n\n"))
+        plain = "![alt](x.svg)\n**Bold** text\n"
+        self.assertEqual(md_filter.figure_captions(plain), plain)
 
     def test_command_line_appends_nav_after_the_text(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -1,0 +1,439 @@
+#!/usr/bin/env python3
+"""The page is the program: the chapters' Markdown kept equal to the build.
+
+A chapter's README.md is read in two places: on a Git host, as plain GitHub-flavoured Markdown,
+and on the site, through Doxygen. Everything in it that the build computes is marked with HTML
+comments (invisible on both) so that this script can write it from the build and a test can
+fail when it differs:
+
+  <!-- code: ../../code/src/attention.cpp#qkv -->       the lines between the two `// [qkv]`
+  ...a link line and a fenced block...                   markers of that file (path relative
+  <!-- end code -->                                      to the README), with their line numbers
+
+  <!-- output: 01-self-attention -->                     that chapter program's output.txt
+  ...a fenced block...
+  <!-- end output -->
+
+  <!--#key FORMAT-->0.24                                 a number from the program's
+                                                         results.json (key "NN:key": chapter
+                                                         NN's), in the text right after the
+                                                         marker (an opening $ may come first)
+
+FORMAT is a Python format spec (".3f", ".2e", ".3g", "d", ".1%"), "tex.1e" for
+2.8 \\times 10^{-16}, or empty (an integer as such, else "g"). FORMAT "<" or ">" marks a bound:
+the text keeps its number and the check asserts value <= number (or >=), for quantities whose
+last bits depend on the CPU (rounding residuals): every number shown must be the same on any
+x86-64 machine. Keys starting with "time_" are measurements: the site shows the value of the
+build that rendered it; the Markdown keeps the value it was last synced with (`sync --times`),
+and the check ignores them.
+
+Output blocks are compared with numbers below 1e-12 in magnitude treated as equal: rounding
+residuals, whose last bits depend on the CPU's fused multiply-add, not results.
+
+usage:
+  pages.py sync  ROOT OUT [--times] [--code-only]   rewrite what differs; list the files
+  pages.py check ROOT OUT                           exit 1 with a diff when anything differs
+  pages.py sources ROOT HTML_DIR                    the site's pages of the source files
+  (OUT: the programs' output directory, build/release/out)
+
+The site side (site_text) is used by md_filter.py.
+"""
+import difflib
+import glob
+import json
+import os
+import re
+import sys
+
+CODE_BEGIN = re.compile(r"^<!-- code: (\S+?)#([\w.-]+) -->[ \t]*$")
+OUTPUT_BEGIN = re.compile(r"^<!-- output: ([\w.-]+) -->[ \t]*$")
+REGION_END = re.compile(r"^<!-- end (code|output) -->[ \t]*$")
+NUMBER_MARK = re.compile(r"<!--#([\w:.-]+)(?:[ \t]+([^>\s]*))?[ \t]*-->")
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+|[ \t]*\\times[ \t]*10\^\{-?\d+\})?")
+TINY = 1e-12  # output-block numbers below this compare equal (rounding residuals)
+LANG = {".cpp": "cpp", ".hpp": "cpp", ".h": "cpp", ".py": "python", ".cmake": "cmake"}
+
+
+class PageError(Exception):
+    pass
+
+
+# ---- the pieces the build supplies ------------------------------------------------------------
+
+def snippet(path, tag, read_source=None):
+    """(first line number, lines) between the two `// [tag]` marker lines of a file."""
+    lines = (read_source or read)(path).split("\n")
+    marker = re.compile(r"^\s*//\s*\[" + re.escape(tag) + r"\]\s*$")
+    at = [i for i, line in enumerate(lines) if marker.match(line)]
+    if len(at) < 2:
+        raise PageError(f"{path}: no pair of `// [{tag}]` markers")
+    return at[0] + 2, lines[at[0] + 1:at[1]]
+
+
+def dedent(lines):
+    indents = [len(s) - len(s.lstrip(" ")) for s in lines if s.strip()]
+    cut = min(indents) if indents else 0
+    return [s[cut:] if s.strip() else "" for s in lines]
+
+
+def repo_path(root, readme, rel):
+    return os.path.relpath(os.path.normpath(os.path.join(os.path.dirname(readme), rel)), root)
+
+
+def code_block(root, readme, rel, tag, read_source=None):
+    """The Markdown a code region holds: a link to the lines, then the fenced code."""
+    path = os.path.normpath(os.path.join(os.path.dirname(readme), rel))
+    first, lines = snippet(path, tag, read_source)
+    last = first + len(lines) - 1
+    shown = repo_path(root, readme, rel)
+    lang = LANG.get(os.path.splitext(path)[1], "")
+    return ([f"[`{shown}`, lines {first}–{last}]({rel}#L{first}-L{last})", f"```{lang}"]
+            + dedent(lines) + ["```"])
+
+
+def output_block(out_dir, slug):
+    text = read_output(out_dir, slug)
+    return ["```text"] + text.rstrip("\n").split("\n") + ["```"]
+
+
+def read_output(out_dir, slug):
+    path = os.path.join(out_dir, slug, "output.txt")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        raise PageError(f"{path} is missing: build the book first (./book)")
+
+
+class Results:
+    """results.json of every chapter, loaded on demand; None for a chapter whose exercise is
+    not done (student copy)."""
+
+    def __init__(self, root, out_dir):
+        self.root, self.out_dir, self.cache = root, out_dir, {}
+
+    def slug(self, nn):
+        dirs = glob.glob(os.path.join(self.root, "chapters", nn + "-*"))
+        if not dirs:
+            raise PageError(f"no chapter {nn}")
+        return os.path.basename(dirs[0])
+
+    def chapter(self, slug):
+        if slug not in self.cache:
+            path = os.path.join(self.out_dir, slug, "results.json")
+            try:
+                with open(path, encoding="utf-8") as f:
+                    data = json.load(f)
+            except OSError:
+                raise PageError(f"{path} is missing: build the book first (./book)")
+            self.cache[slug] = None if data.get("exercise_not_done") else data
+        return self.cache[slug]
+
+    def value(self, key, own_slug):
+        slug = own_slug
+        if ":" in key:
+            nn, key = key.split(":", 1)
+            slug = self.slug(nn)
+        if slug is None:
+            raise PageError(f"number `{key}` outside a chapter needs NN:key")
+        data = self.chapter(slug)
+        if data is None:
+            return None
+        if key not in data:
+            raise PageError(f"{slug}/results.json has no key `{key}`")
+        v = data[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise PageError(f"{slug}/results.json: `{key}` is not a number")
+        return v
+
+
+def format_number(value, spec):
+    if spec.startswith("tex"):
+        mantissa, exponent = format(value, spec[3:]).split("e")
+        e = int(exponent)
+        return mantissa if e == 0 else f"{mantissa} \\times 10^{{{e}}}"
+    if not spec:
+        if float(value).is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return format(value, "g")
+    if spec.endswith("d"):
+        return format(int(round(value)), spec)
+    return format(value, spec)
+
+
+def parse_number(text):
+    m = re.match(r"(-?\d+(?:\.\d+)?)(?:e([-+]?\d+)|[ \t]*\\times[ \t]*10\^\{(-?\d+)\})?",
+                 text)
+    e = m.group(2) or m.group(3)
+    return float(m.group(1) + ("e" + e if e else ""))
+
+
+# ---- the Markdown -----------------------------------------------------------------------------
+
+def chapter_slug(readme):
+    d = os.path.basename(os.path.dirname(os.path.abspath(readme)))
+    parent = os.path.basename(os.path.dirname(os.path.dirname(os.path.abspath(readme))))
+    return d if parent == "chapters" and re.match(r"\d\d-", d) else None
+
+
+def regions(lines):
+    """(kind, begin, end, match) of every managed region; begin/end are the marker lines."""
+    found, i = [], 0
+    while i < len(lines):
+        m = CODE_BEGIN.match(lines[i]) or OUTPUT_BEGIN.match(lines[i])
+        if m:
+            kind = "code" if m.re is CODE_BEGIN else "output"
+            j = i + 1
+            while j < len(lines) and not REGION_END.match(lines[j]):
+                if CODE_BEGIN.match(lines[j]) or OUTPUT_BEGIN.match(lines[j]):
+                    break
+                j += 1
+            if j == len(lines) or REGION_END.match(lines[j]).group(1) != kind:
+                raise PageError(f"line {i + 1}: <!-- {kind}: ... --> without <!-- end {kind} -->")
+            found.append((kind, i, j, m))
+            i = j + 1
+            continue
+        i += 1
+    return found
+
+
+def numbers(line):
+    """(marker match, start, end) of each marked number on a line: the number's span."""
+    found = []
+    for m in NUMBER_MARK.finditer(line):
+        k = m.end()
+        if line.startswith("$", k):
+            k += 1
+        n = NUMBER.match(line, k)
+        if not n:
+            raise PageError(f"<!--#{m.group(1)}--> is not followed by a number")
+        found.append((m, n.start(), n.end()))
+    return found
+
+
+def expected(root, out_dir, readme, text, times=False, code_only=False, site=False,
+             read_source=None):
+    """The text as the build says it should be. Regions and numbers of a chapter whose
+    exercise is not done keep their text. With site=True, times are filled in too.
+    read_source(path) -> text lets the student release quote its stubs."""
+    lines = text.split("\n")
+    slug = chapter_slug(readme)
+    results = Results(root, out_dir)
+    out, prev = [], 0
+    for kind, b, e, m in regions(lines):
+        out += lines[prev:b + 1]
+        body = lines[b + 1:e]
+        if kind == "code":
+            body = code_block(root, readme, m.group(1), m.group(2), read_source)
+        elif not code_only and results.chapter(m.group(1)) is not None:
+            new = output_block(out_dir, m.group(1))
+            if site or not same_output(new, body):
+                body = new
+        out += body + [lines[e]]
+        prev = e + 1
+    out += lines[prev:]
+    if code_only:
+        return "\n".join(out)
+    in_region = set()
+    for kind, b, e, m in regions(out):
+        in_region.update(range(b, e + 1))
+    for i, line in enumerate(out):
+        if i in in_region or "<!--#" not in line:
+            continue
+        pieces, last = [], 0
+        for m, s, t in numbers(line):
+            key, spec = m.group(1), m.group(2) or ""
+            timed = key.split(":")[-1].startswith("time_")
+            value = results.value(key, slug)
+            if value is None or spec in ("<", ">") or (timed and not (times or site)):
+                continue
+            pieces += [line[last:s], format_number(value, spec)]
+            last = t
+        out[i] = "".join(pieces) + line[last:]
+    return "\n".join(out)
+
+
+def same_output(a, b):
+    """Output blocks equal, numbers below TINY in magnitude compared as equal."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        tx, ty = re.split(r"(\S+)", x), re.split(r"(\S+)", y)
+        if len(tx) != len(ty):
+            return False
+        for u, v in zip(tx, ty):
+            if u != v and not (tiny(u) and tiny(v)):
+                return False
+    return True
+
+
+def tiny(token):
+    try:
+        return abs(float(token.rstrip(",;)"))) < TINY
+    except ValueError:
+        return False
+
+
+def bound_failures(root, out_dir, readme, text):
+    """Messages for every bound (FORMAT < or >) that the results break."""
+    slug, results, bad = chapter_slug(readme), Results(root, out_dir), []
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        for m, s, t in numbers(line) if "<!--#" in line else []:
+            spec = m.group(2) or ""
+            if spec not in ("<", ">"):
+                continue
+            value = results.value(m.group(1), slug)
+            if value is None:
+                continue
+            shown = parse_number(line[s:t])
+            if (spec == "<" and not value <= shown) or (spec == ">" and not value >= shown):
+                bad.append(f"{os.path.relpath(readme, root)}:{i + 1}: `{m.group(1)}` = "
+                           f"{value!r} is not {spec}= {line[s:t]} as the text says")
+    return bad
+
+
+def pages(root):
+    return (sorted(glob.glob(os.path.join(root, "chapters", "*", "README.md")))
+            + sorted(glob.glob(os.path.join(root, "docs", "*.md"))))
+
+
+def read(path):
+    with open(path, encoding="utf-8", newline="") as f:
+        return f.read()
+
+
+# ---- the site's view --------------------------------------------------------------------------
+
+def site_text(root, out_dir, readme, text, source_href):
+    """The Markdown Doxygen should read, same line count: code regions become a labelled
+    \\snippet{lineno}, output regions a labelled \\verbinclude of this build's output, numbers
+    this build's values (times included), markers removed. source_href(repo_path, line) gives
+    the link to a source line."""
+    text = expected(root, out_dir, readme, text, site=True)
+    lines = text.split("\n")
+    for kind, b, e, m in regions(lines):
+        if kind == "code":
+            rel, tag = m.group(1), m.group(2)
+            shown = repo_path(root, readme, rel)
+            first, body = snippet(os.path.join(os.path.dirname(readme), rel), tag)
+            last = first + len(body) - 1
+            top = shown.split("/", 1)
+            example = top[1] if top[0] in ("chapters", "code") else shown
+            new = [f'<div class="snippet-file"><a href="{source_href(shown, first)}">'
+                   f'<code>{shown}</code></a>, lines {first}–{last}</div>',
+                   "", f"\\snippet{{lineno}} {example} {tag}"]
+        else:
+            slug = m.group(1)
+            new = [f'<div class="output-label">Output of <code>./book run {slug[:2]}</code>, '
+                   'from the build of this page</div>', "",
+                   f"\\verbinclude {slug}/output.txt"]
+        n = e - b + 1
+        lines[b:e + 1] = new + [""] * (n - len(new))
+    text = "\n".join(lines)
+    return NUMBER_MARK.sub("", text)
+
+
+SOURCE_GLOBS = ("chapters/*/*.cpp", "chapters/*/*.hpp", "code/include/attn/*.hpp", "code/src/*.cpp",
+                "code/src/*.hpp", "tests/lib/*.cpp", "tests/support/*.hpp")
+
+
+def source_href(path, line, depth=0):
+    """Link from a site page (depth folders below html/) to a line of a source page."""
+    return "../" * depth + f"src/{path}.html#L-{line}"
+
+
+def write_sources(root, html_dir):
+    """One highlighted page per source file, html/src/<repo path>.html, line N at #L-N (the
+    links of code regions and cited tests). Pygments is Debian's python3-pygments."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import CppLexer
+
+    fmt = HtmlFormatter(linenos="table", linespans="L", wrapcode=True)
+    style = fmt.get_style_defs(".highlight")
+    count = 0
+    for pattern in SOURCE_GLOBS:
+        for path in sorted(glob.glob(os.path.join(root, pattern))):
+            rel = os.path.relpath(path, root)
+            depth = rel.count("/") + 1
+            up = "../" * depth
+            body = highlight(read(path), CppLexer(stripnl=False), fmt)
+            page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+                    f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+                    f"<title>{rel} — Attention, Verified</title>"
+                    f'<link rel="stylesheet" href="{up}site.css"><style>{style}\n'
+                    "body{margin:0 auto;max-width:70em;padding:0 1em;font-family:sans-serif}"
+                    ".highlight pre{font-size:13px;line-height:1.4;margin:0}"
+                    ".highlighttable{border-collapse:collapse}"
+                    "td.linenos{color:#888;text-align:right;padding-right:.8em;user-select:none}"
+                    ".highlight{overflow-x:auto}span[id^=L-]:target{background:#fff3b0}"
+                    f'</style></head><body><p><a href="{up}index.html">Attention, Verified</a>'
+                    f" · source file</p><h1><code>{rel}</code></h1>{body}</body></html>\n")
+            dest = os.path.join(html_dir, "src", rel + ".html")
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            with open(dest, "w", encoding="utf-8") as f:
+                f.write(page)
+            count += 1
+    return count
+
+
+# ---- command line -----------------------------------------------------------------------------
+
+def run(root, out_dir, mode, times=False, code_only=False):
+    changed, problems = [], []
+    for readme in pages(root):
+        text = read(readme)
+        try:
+            want = expected(root, out_dir, readme, text, times=times, code_only=code_only)
+            if mode == "check" and not code_only:
+                problems += bound_failures(root, out_dir, readme, text)
+        except PageError as err:
+            problems.append(f"{os.path.relpath(readme, root)}: {err}")
+            continue
+        if want == text:
+            continue
+        rel = os.path.relpath(readme, root)
+        changed.append(rel)
+        if mode == "sync":
+            with open(readme, "w", encoding="utf-8", newline="") as f:
+                f.write(want)
+        else:
+            sys.stdout.writelines(difflib.unified_diff(
+                text.splitlines(True), want.splitlines(True), rel, rel + " (from the build)"))
+    for p in problems:
+        print(p, file=sys.stderr)
+    return changed, problems
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == "sources":
+        print(f"pages: {write_sources(os.path.abspath(argv[2]), argv[3])} source pages")
+        return 0
+    args = [a for a in argv[1:] if not a.startswith("--")]
+    flags = {a for a in argv[1:] if a.startswith("--")}
+    if len(args) != 3 or args[0] not in ("sync", "check") or not flags <= {"--times",
+                                                                              "--code-only"}:
+        print(__doc__, file=sys.stderr)
+        return 2
+    mode, root, out_dir = args
+    changed, problems = run(os.path.abspath(root), os.path.abspath(out_dir), mode,
+                            "--times" in flags, "--code-only" in flags)
+    if mode == "sync":
+        for rel in changed:
+            print(f"pages: updated {rel} from the build")
+        return 1 if problems else 0
+    n = len(pages(root))
+    if changed or problems:
+        print(f"pages: {len(changed)} of {n} pages differ from the build"
+              f"{', ' + str(len(problems)) + ' problems' if problems else ''}; "
+              "./book rewrites them (then review and commit)", file=sys.stderr)
+        return 1
+    print(f"pages: {n} pages agree with the build")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Unit tests of docs/pages.py (the pages' code, output and numbers written from the build).
+
+    python3 tests/site/test_pages.py [-v]
+"""
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.normpath(os.path.join(HERE, "..", "..", "docs")))
+import pages  # noqa: E402
+
+MAIN = """int main() {
+  // [tag]
+    int x = 1;
+  int y = 2;
+  // [tag]
+}
+"""
+
+
+class Book:
+    """A tiny book: chapters/07-demo/{main.cpp,README.md} and out/07-demo/ results."""
+
+    def __init__(self, readme, results=None, output="1. first\n   residual 2.2e-16\n"):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = self.tmp.name
+        self.ch = os.path.join(self.root, "chapters", "07-demo")
+        self.out = os.path.join(self.root, "out")
+        os.makedirs(self.ch)
+        os.makedirs(os.path.join(self.out, "07-demo"))
+        self.write("chapters/07-demo/main.cpp", MAIN)
+        self.write("chapters/07-demo/README.md", readme)
+        self.write("out/07-demo/results.json", json.dumps(
+            results or {"weight": 0.24371, "count": 7, "residual": 2.8e-16, "time_run": 1.5}))
+        self.write("out/07-demo/output.txt", output)
+        self.readme = os.path.join(self.ch, "README.md")
+
+    def write(self, rel, text):
+        with open(os.path.join(self.root, rel), "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def expected(self, **kw):
+        return pages.expected(self.root, self.out, self.readme, pages.read(self.readme), **kw)
+
+    def check(self):
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            return pages.main(["pages.py", "check", self.root, self.out])
+
+
+class Numbers(unittest.TestCase):
+    def test_formats(self):
+        f = pages.format_number
+        self.assertEqual(f(7.0, ""), "7")
+        self.assertEqual(f(0.24371, ".2f"), "0.24")
+        self.assertEqual(f(2.8e-16, ".1e"), "2.8e-16")
+        self.assertEqual(f(2.8e-16, "tex.1e"), "2.8 \\times 10^{-16}")
+        self.assertEqual(f(3.0, "tex.1e"), "3.0")
+        self.assertEqual(f(0.123, ".1%"), "12.3%")
+        self.assertEqual(f(1234.6, ",d"), "1,235")
+        self.assertEqual(pages.parse_number("2.8 \\times 10^{-16}"), 2.8e-16)
+
+    def test_marked_numbers_are_written_from_results(self):
+        b = Book("w <!--#weight .2f-->0.30 and $<!--#count-->9 x$\n"
+                 "and <!--#count d-->$9$ tokens\n")
+        self.assertEqual(b.expected(), "w <!--#weight .2f-->0.24 and $<!--#count-->7 x$\n"
+                                       "and <!--#count d-->$7$ tokens\n")
+        self.assertEqual(b.check(), 1)
+        pages.main(["pages.py", "sync", b.root, b.out])
+        self.assertEqual(b.check(), 0)
+
+    def test_other_chapters_by_number(self):
+        b = Book("<!--#07:count-->3\n")
+        self.assertEqual(b.expected(), "<!--#07:count-->7\n")
+
+    def test_bounds_are_checked_not_written(self):
+        b = Book("below <!--#residual <-->1e-15, above <!--#count >-->5\n")
+        self.assertEqual(b.expected(), pages.read(b.readme))
+        self.assertEqual(b.check(), 0)
+        b = Book("below <!--#residual <-->1e-17\n")
+        self.assertEqual(b.check(), 1)
+
+    def test_times_only_on_the_site_or_when_asked(self):
+        b = Book("took <!--#time_run .1f-->9.9 s\n")
+        self.assertEqual(b.expected(), "took <!--#time_run .1f-->9.9 s\n")
+        self.assertEqual(b.check(), 0)
+        self.assertEqual(b.expected(times=True), "took <!--#time_run .1f-->1.5 s\n")
+        self.assertIn("-->1.5 s", b.expected(site=True))
+
+    def test_unknown_key_and_missing_number_are_errors(self):
+        with self.assertRaises(pages.PageError):
+            Book("<!--#nothing-->1\n").expected()
+        with self.assertRaises(pages.PageError):
+            Book("<!--#count--> seven\n").expected()
+
+    def test_student_copy_keeps_the_text(self):
+        b = Book("w <!--#weight .2f-->0.30\n", results={"exercise_not_done": True})
+        self.assertEqual(b.expected(), pages.read(b.readme))
+
+
+class Regions(unittest.TestCase):
+    def test_code_region_quotes_the_marked_lines(self):
+        b = Book("text\n<!-- code: main.cpp#tag -->\nstale\n<!-- end code -->\nmore\n")
+        self.assertEqual(b.expected(), "text\n<!-- code: main.cpp#tag -->\n"
+                         "[`chapters/07-demo/main.cpp`, lines 3–4](main.cpp#L3-L4)\n"
+                         "```cpp\n  int x = 1;\nint y = 2;\n```\n<!-- end code -->\nmore\n")
+
+    def test_code_region_reads_a_given_source(self):
+        b = Book("<!-- code: main.cpp#tag -->\n<!-- end code -->\n")
+        stub = MAIN.replace("int y = 2;", "throw 1;")
+        self.assertIn("throw 1;", b.expected(read_source=lambda p: stub, code_only=True))
+
+    def test_output_region_and_rounding_residuals(self):
+        b = Book("<!-- output: 07-demo -->\n<!-- end output -->\n")
+        want = ("<!-- output: 07-demo -->\n```text\n1. first\n   residual 2.2e-16\n```\n"
+                "<!-- end output -->\n")
+        self.assertEqual(b.expected(), want)
+        # a residual whose last bits differ on another CPU is not a change ...
+        b.write("chapters/07-demo/README.md", want.replace("2.2e-16", "1.1e-16"))
+        self.assertEqual(b.check(), 0)
+        # ... a result is
+        b.write("chapters/07-demo/README.md", want.replace("first", "second"))
+        self.assertEqual(b.check(), 1)
+
+    def test_site_text_keeps_the_line_count(self):
+        b = Book("a <!--#count-->7\n<!-- code: main.cpp#tag -->\n<!-- end code -->\n"
+                 "<!-- output: 07-demo -->\n<!-- end output -->\nend\n")
+        text = b.expected()
+        site = pages.site_text(b.root, b.out, b.readme, text, pages.source_href)
+        self.assertEqual(site.count("\n"), text.count("\n"))
+        self.assertIn("\\snippet{lineno} 07-demo/main.cpp tag", site)
+        self.assertIn('href="src/chapters/07-demo/main.cpp.html#L-3"', site)
+        self.assertIn("\\verbinclude 07-demo/output.txt", site)
+        self.assertNotIn("<!--", site)
+
+    def test_unclosed_region_is_an_error(self):
+        with self.assertRaises(pages.PageError):
+            Book("<!-- code: main.cpp#tag -->\nno end\n").expected()
+
+
+if __name__ == "__main__":
+    unittest.main()
