@@ -31,8 +31,9 @@ Output blocks are compared with numbers below 1e-12 in magnitude treated as equa
 residuals, whose last bits depend on the CPU's fused multiply-add, not results.
 
 usage:
-  pages.py sync  ROOT OUT [--times] [--code-only]   rewrite what differs; list the files
-  pages.py check ROOT OUT                           exit 1 with a diff when anything differs
+  pages.py sync  ROOT OUT [--times] [--code-only] [--page=FILE]
+                                                    rewrite what differs; list the files
+  pages.py check ROOT OUT [--page=FILE]             exit 1 with a diff when anything differs
   pages.py sources ROOT HTML_DIR                    the site's pages of the source files
   (OUT: the programs' output directory, build/release/out)
 
@@ -382,9 +383,11 @@ def write_sources(root, html_dir):
 
 # ---- command line -----------------------------------------------------------------------------
 
-def run(root, out_dir, mode, times=False, code_only=False):
+def run(root, out_dir, mode, times=False, code_only=False, only=None):
     changed, problems = [], []
     for readme in pages(root):
+        if only and os.path.abspath(readme) != os.path.abspath(only):
+            continue
         text = read(readme)
         try:
             want = expected(root, out_dir, readme, text, times=times, code_only=code_only)
@@ -414,13 +417,16 @@ def main(argv):
         return 0
     args = [a for a in argv[1:] if not a.startswith("--")]
     flags = {a for a in argv[1:] if a.startswith("--")}
+    only = [f.split("=", 1)[1] for f in flags if f.startswith("--page=")]
+    flags -= {"--page=" + p for p in only}
     if len(args) != 3 or args[0] not in ("sync", "check") or not flags <= {"--times",
                                                                               "--code-only"}:
         print(__doc__, file=sys.stderr)
         return 2
     mode, root, out_dir = args
     changed, problems = run(os.path.abspath(root), os.path.abspath(out_dir), mode,
-                            "--times" in flags, "--code-only" in flags)
+                            "--times" in flags, "--code-only" in flags,
+                            only[0] if only else None)
     if mode == "sync":
         for rel in changed:
             print(f"pages: updated {rel} from the build")
