@@ -296,6 +296,51 @@ def bound_failures(root, out_dir, readme, text):
     return bad
 
 
+LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(([^()\s]*?)(?:#([^()\s]*))?\)")
+BARE_REF = re.compile(r"\b([Cc]hapters?|[Ss]ections?)[ \t\n]+(\d+)\b")
+OUTPUT_SECTION = re.compile(r"[ \t\n]+of[ \t\n]+(?:its|the|this)[ \t\n]+(?:\S+[ \t\n]+)?output")
+PROTECTED = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|<!--.*?-->|^#[^\n]*",
+                       re.S | re.M)
+
+
+def heading_slugs(path):
+    """GitHub's anchors of a Markdown file's headings (lower case, punctuation dropped)."""
+    slugs, fenced = set(), False
+    for line in read(path).split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        m = None if fenced else re.match(r"^#{1,6}[ \t]+(.*?)[ \t]*(?:\{#[\w-]+\})?[ \t]*$", line)
+        if m:
+            slugs.add(re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-"))
+    return slugs
+
+
+def link_failures(root, page, text):
+    """Links to chapters, sections and files that do not exist; chapter and section
+    references that are not links (the site and a Git host follow links, not words)."""
+    bad, rel = [], os.path.relpath(page, root)
+    plain = PROTECTED.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    for m in LINK.finditer(plain):
+        target, anchor = m.group(2), m.group(3)
+        line = plain.count("\n", 0, m.start()) + 1
+        if re.match(r"[a-z]+:", target):
+            continue
+        dest = os.path.normpath(os.path.join(os.path.dirname(page), target)) if target else page
+        if not os.path.exists(dest):
+            bad.append(f"{rel}:{line}: link to {target}, which does not exist")
+        elif anchor and dest.endswith(".md") and anchor not in heading_slugs(dest):
+            bad.append(f"{rel}:{line}: link to #{anchor} in {os.path.relpath(dest, root)}, "
+                       "which has no such heading")
+    linked = [(m.start(), m.end()) for m in LINK.finditer(plain)]
+    for m in BARE_REF.finditer(plain):
+        if any(a <= m.start() < b for a, b in linked) or OUTPUT_SECTION.match(plain, m.end()):
+            continue
+        line = plain.count("\n", 0, m.start()) + 1
+        bad.append(f"{rel}:{line}: '{' '.join(m.group(0).split())}' is not a link "
+                   "(write [chapter NN](../NN-slug/README.md) or [section N](#heading-slug))")
+    return bad
+
+
 def pages(root):
     return (sorted(glob.glob(os.path.join(root, "chapters", "*", "README.md")))
             + sorted(glob.glob(os.path.join(root, "docs", "*.md"))))
@@ -393,6 +438,8 @@ def run(root, out_dir, mode, times=False, code_only=False, only=None):
             want = expected(root, out_dir, readme, text, times=times, code_only=code_only)
             if mode == "check" and not code_only:
                 problems += bound_failures(root, out_dir, readme, text)
+                if chapter_slug(readme):
+                    problems += link_failures(root, readme, text)
         except PageError as err:
             problems.append(f"{os.path.relpath(readme, root)}: {err}")
             continue
@@ -431,7 +478,7 @@ def main(argv):
         for rel in changed:
             print(f"pages: updated {rel} from the build")
         return 1 if problems else 0
-    n = len(pages(root))
+    n = 1 if only else len(pages(root))
     if changed or problems:
         print(f"pages: {len(changed)} of {n} pages differ from the build"
               f"{', ' + str(len(problems)) + ' problems' if problems else ''}; "

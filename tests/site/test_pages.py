@@ -144,5 +144,17 @@ class Regions(unittest.TestCase):
             Book("<!-- code: main.cpp#tag -->\nno end\n").expected()
 
 
+class Links(unittest.TestCase):
+    def test_links_must_resolve_and_references_must_be_links(self):
+        b = Book("# T\n\n## 2. Two things\n\nSee [section 2](#2-two-things), "
+                 "[section 3](#3-three), [chapter 09](../09-x/README.md),\n"
+                 "section 1 of the output, `section 4`, and section\n5 here.\n")
+        bad = pages.link_failures(b.root, b.readme, pages.read(b.readme))
+        self.assertEqual(len(bad), 3, bad)
+        self.assertIn("#3-three", bad[0])
+        self.assertIn("09-x/README.md", bad[1])
+        self.assertIn("README.md:6: 'section 5' is not a link", bad[2])
+
+
 if __name__ == "__main__":
     unittest.main()
