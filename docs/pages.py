@@ -303,6 +303,10 @@ PROTECTED = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|<!--.*?-->|
                        re.S | re.M)
 
 
+DOXYGEN_SYNTAX = re.compile(r"(?<![\w\\])[\\@](?:snippet|verbinclude|include|image|ref|subpage|page|"
+                            r"anchor|section|f[$\[\]{}])(?![A-Za-z])")
+
+
 def heading_slugs(path):
     """GitHub's anchors of a Markdown file's headings (lower case, punctuation dropped)."""
     slugs, fenced = set(), False
@@ -331,6 +335,14 @@ def link_failures(root, page, text):
         elif anchor and dest.endswith(".md") and anchor not in heading_slugs(dest):
             bad.append(f"{rel}:{line}: link to #{anchor} in {os.path.relpath(dest, root)}, "
                        "which has no such heading")
+    for m in DOXYGEN_SYNTAX.finditer(plain):
+        line = plain.count("\n", 0, m.start()) + 1
+        bad.append(f"{rel}:{line}: Doxygen syntax '{m.group(0).strip()}' would show as text on a "
+                   "Git host (docs/md_filter.py writes what the site needs)")
+    for m in re.finditer(r"^#{1,6}[ \t].*\{#[\w-]+\}[ \t]*$", text, re.M):
+        line = text.count("\n", 0, m.start()) + 1
+        bad.append(f"{rel}:{line}: heading with an {{#id}}: a Git host shows it; the site's ids "
+                   "come from the directory and the heading (docs/md_filter.py)")
     linked = [(m.start(), m.end()) for m in LINK.finditer(plain)]
     for m in BARE_REF.finditer(plain):
         if any(a <= m.start() < b for a, b in linked) or OUTPUT_SECTION.match(plain, m.end()):

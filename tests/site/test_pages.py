@@ -155,6 +155,15 @@ class Links(unittest.TestCase):
         self.assertIn("09-x/README.md", bad[1])
         self.assertIn("README.md:6: 'section 5' is not a link", bad[2])
 
+    def test_no_doxygen_syntax_a_git_host_would_show(self):
+        b = Book("# T {#ch07}\n\n\\snippet{lineno} main.cpp tag\nsee \\ref ch01 and "
+                 "`\\ref ok` and $\\frac{a}{b}$\n")
+        bad = pages.link_failures(b.root, b.readme, pages.read(b.readme))
+        self.assertEqual(len(bad), 3, bad)
+        self.assertTrue(any("\\snippet" in x for x in bad))
+        self.assertTrue(any("\\ref" in x for x in bad))
+        self.assertTrue(any("{#id}" in x for x in bad))
+
 
 if __name__ == "__main__":
     unittest.main()
