@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <numeric>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -215,6 +216,38 @@ void sweep(const Options& o, const ch04::UnitsProblem& p,
   results["sweep_softmax_mse_c1"] = std::get<double>(rows[grid.size() / 2][7]);
   results["sweep_softmax_mse_largest_c"] = std::get<double>(last[7]);
   results["sweep_ls_mse"] = std::get<double>(rows[grid.size() / 2][5]);
+
+  // Slope of log10(change of unnormalised attention) against log10(c) for c >= 10, fitted
+  // by least squares (the fit the second figure draws): c^2 - 1 gives 2 at large c.
+  std::vector<double> lx, ly;
+  for (std::size_t k = 0; k < grid.size(); ++k)
+    if (grid[k] >= 10.0) {
+      lx.push_back(std::log10(grid[k]));
+      ly.push_back(std::log10(std::get<double>(rows[k][2])));
+    }
+  if (lx.size() >= 2) {
+    const double mx = std::accumulate(lx.begin(), lx.end(), 0.0) / double(lx.size());
+    const double my = std::accumulate(ly.begin(), ly.end(), 0.0) / double(ly.size());
+    double sxy = 0, sxx = 0;
+    for (std::size_t k = 0; k < lx.size(); ++k) {
+      sxy += (lx[k] - mx) * (ly[k] - my);
+      sxx += (lx[k] - mx) * (lx[k] - mx);
+    }
+    results["sweep_id_change_slope"] = sxy / sxx;
+  }
+  // Where the softmax system's entropy sits one decade either side of amperes.
+  for (const double c : {0.1, 10.0})
+    results[fmt::format("softmax_attention_entropy_at_c_{:g}", c)] =
+        ch04::predict_in_units(p, c, Method::softmax_attention).entropy;
+  // How closely LayerNorm's measured change follows the formula, over the sweep (c = 1,
+  // where both are 0, left out): relative difference.
+  double ln_worst = 0;
+  for (const auto& row : rows) {
+    const double measured = std::get<double>(row[11]), formula = std::get<double>(row[12]);
+    if (formula > 0)
+      ln_worst = std::max(ln_worst, std::abs(measured - formula) / formula);
+  }
+  results["layernorm_formula_max_relative_difference"] = ln_worst;
 }
 
 // ------------------------------------------------------------------------------------
