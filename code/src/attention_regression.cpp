@@ -399,8 +399,9 @@ std::vector<RunResult> run_experiment(const ExperimentConfig& c) {
     Rng data_rng(run_seed(c.seed, r, 0)), init_rng(run_seed(c.seed, r, 1));
     RegressionData data = regression_data(c.n, c.d, data_rng);
     data.X *= c.unit;
-    // Chapter 04's whitened system sees X (kL)^T with the pure number
-    // k = sigma_x sqrt(n): whitened features on the source's numerical scale.
+    // Chapter 04's whitened system sees X (rho L)^T with the plain number
+    // rho = sqrt(n) * 10/sqrt(3) (10/sqrt(3): the currents' standard deviation counted in
+    // amperes, fixed whatever `unit` is): whitened features on the source's numerical scale.
     const MatrixXd L = c.whiten ? MatrixXd(experiment_feature_scale *
                                            std::sqrt(double(c.n)) * whitening_map(data.X))
                                 : MatrixXd();

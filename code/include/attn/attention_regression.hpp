@@ -231,12 +231,14 @@ struct ExperimentConfig {
   /// currents in mA instead of A). The initial projections do not change with it, as in a
   /// framework that knows nothing of units; \f$ Y \f$ keeps its unit.
   double unit = 1.0;
-  /// Whiten the features first (chapter 04): the system is trained on \f$ X (kL)^\top \f$,
-  /// with \f$ L \f$ = whitening_map() of the training rows and the pure number
-  /// \f$ k = \sigma_x \sqrt n \f$ (experiment_feature_scale), which gives the whitened
-  /// features the standard deviation the source's features have in amperes; held-out rows
-  /// become \f$ X_{test} (kL)^\top \f$. The error rate compares
-  /// \f$ (kL)^\top \beta_{eq} \f$ with \f$ \beta_{LS} \f$.
+  /// Whiten the features first (chapter 04): the system is trained on \f$ X (\rho L)^\top \f$,
+  /// with \f$ L \f$ = whitening_map() of the training rows and the plain number
+  /// \f$ \rho = \sqrt n \cdot 10/\sqrt 3 \f$ (experiment_feature_scale is
+  /// \f$ 10/\sqrt 3 \f$, the standard deviation of the source's currents counted in amperes,
+  /// a fixed number that does not follow `unit`), which gives the whitened features the
+  /// numerical scale the source's features have in amperes; held-out rows become
+  /// \f$ X_{test} (\rho L)^\top \f$. The error rate compares
+  /// \f$ (\rho L)^\top \beta_{eq} \f$ with \f$ \beta_{LS} \f$.
   bool whiten = false;
   /// Called after each finished run with (runs finished, runs in all), one call at a time,
   /// from the thread that finished it: for progress lines. May be empty.
