@@ -167,6 +167,13 @@ std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::p
   say(text, "   smallest residual of a broken variant:   {:.2e}\n\n", weakest_broken);
   results["worst_symmetric_residual"] = worst_symmetric;
   results["weakest_broken_residual"] = weakest_broken;
+  // The gap between the two groups: the largest symmetric residual over the smallest broken one.
+  results["symmetric_over_broken"] = worst_symmetric / weakest_broken;
+  // The three arrangements of a whole block, together.
+  results["worst_block_residual"] =
+      std::max({results.number("residual_max_block_post_ln"),
+                results.number("residual_max_block_pre_ln"),
+                results.number("residual_max_block_source_ln")});
   attn::write_csv(out / "06-symmetry-residuals.csv",
                   {"index", "variant", "residual_max", "residual_min", "symmetric"},
                   rows);
@@ -227,6 +234,8 @@ void bias_effects(const Options& o, attn::Rng& rng, std::string& text, attn::Res
   results["value_bias_softmax_shift_residual"] = soft_res;
   results["value_bias_identity_rowsum_residual"] = id_res;
   results["value_bias_identity_vs_plain_shift"] = id_vs_bV;
+  results["identity_row_sum_min"] = row_sums.minCoeff();
+  results["identity_row_sum_max"] = row_sums.maxCoeff();
 
   // LayerNorm and token-axis normalisation against a bias added to every token.
   const MatrixXd Y = attn::random_normal(n, d, rng);
