@@ -49,7 +49,7 @@ import sys
 CODE_BEGIN = re.compile(r"^<!-- code: (\S+?)#([\w.-]+) -->[ \t]*$")
 OUTPUT_BEGIN = re.compile(r"^<!-- output: ([\w.-]+) -->[ \t]*$")
 REGION_END = re.compile(r"^<!-- end (code|output) -->[ \t]*$")
-NUMBER_MARK = re.compile(r"<!--#([\w:.-]+)(?:[ \t]+([^>\s]*))?[ \t]*-->")
+NUMBER_MARK = re.compile(r"<!--#([\w:.-]+)(?:[ \t]+(\S*?))?[ \t]*-->")
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+|[ \t]*\\times[ \t]*10\^\{-?\d+\})?")
 TINY = 1e-12  # output-block numbers below this compare equal (rounding residuals)
 LANG = {".cpp": "cpp", ".hpp": "cpp", ".h": "cpp", ".py": "python", ".cmake": "cmake"}

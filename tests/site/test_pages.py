@@ -85,6 +85,8 @@ class Numbers(unittest.TestCase):
         self.assertEqual(b.check(), 0)
         b = Book("below <!--#residual <-->1e-17\n")
         self.assertEqual(b.check(), 1)
+        b = Book("above <!--#count >-->8\n")
+        self.assertEqual(b.check(), 1)
 
     def test_times_only_on_the_site_or_when_asked(self):
         b = Book("took <!--#time_run .1f-->9.9 s\n")
