@@ -17,6 +17,7 @@
 #include <cmath>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -122,7 +123,8 @@ void taylor(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
       "   |e^4 - T_p(4)|: p = 4: {:.3g}, p = 8: {:.3g}, p = 12: {:.3g}, p = 16: {:.3g}\n",
       table(4, 7), table(8, 7), table(12, 7), table(16, 7));
   results["taylor_error_over_lagrange_bound_max"] = worst_ratio;
-  results["taylor_error_t4_p8"] = table(8, 7);
+  for (const int P : {4, 8, 12, 16})
+    results[fmt::format("taylor_error_t4_p{}", P)] = table(P, 7);
 
   say(text,
       "   odd p: T_p(t) < 0 for t below its root; even p: min T_p = t*^p / p! > 0\n");
@@ -192,6 +194,8 @@ void exp_limit(const Options& o, attn::Rng& rng, const std::filesystem::path& ou
                    "err_2", "asym_2"},
                   rows);
   // Fit the slope for n >= 2^6, where the 1/n term dominates.
+  // The largest |error / (e^t t^2 / (2p)) - 1| over t, at p = 2^20.
+  double worst_ratio_deviation = 0;
   for (std::size_t i = 0; i < ts.size(); ++i) {
     std::vector<double> x, y;
     for (std::size_t k = 6; k < rows.size(); ++k) {
@@ -200,14 +204,16 @@ void exp_limit(const Options& o, attn::Rng& rng, const std::filesystem::path& ou
     }
     const ch05::Fit f = ch05::fit_loglog(x, y);
     const std::string key = fmt::format("{:g}", ts[i]);
+    const double ratio = y.back() / (std::exp(ts[i]) * ts[i] * ts[i] / (2 * x.back()));
+    worst_ratio_deviation = std::max(worst_ratio_deviation, std::abs(ratio - 1));
     say(text,
         "   t = {:>4}: error slope in p = {:.4f} +- {:.4f} (2 SE), error*2p/(e^t t^2) "
         "at p = 2^20: {:.5f}\n",
-        key, f.slope, 2 * f.slope_se,
-        y.back() / (std::exp(ts[i]) * ts[i] * ts[i] / (2 * x.back())));
+        key, f.slope, 2 * f.slope_se, ratio);
     results[fmt::format("exp_limit_error_slope_t{}", key)] = f.slope;
     results[fmt::format("exp_limit_error_slope_2se_t{}", key)] = 2 * f.slope_se;
   }
+  results["exp_limit_leading_ratio_max_deviation"] = worst_ratio_deviation;
   say(text, "   odd p: (1 + t/p)^p < 0 for t < -p, e.g. p = 3, t = -4: {:.4f}\n\n",
       std::pow(1 - 4.0 / 3, 3));
 }
@@ -280,6 +286,10 @@ void random_features(const Options& o, attn::Rng& rng, const std::filesystem::pa
   say(text, "   theory at r = 256: positive {:.4f}, trigonometric {:.4f}\n",
       std::sqrt(ch05::positive_relative_mse(q, k, 256)),
       std::sqrt(ch05::trig_relative_mse(q, k, 256)));
+  results["rf_rmse_r256_theory_positive"] =
+      std::sqrt(ch05::positive_relative_mse(q, k, 256));
+  results["rf_rmse_r256_theory_trigonometric"] =
+      std::sqrt(ch05::trig_relative_mse(q, k, 256));
 
   // Relative error against the kernel value: |q| = |k| = 1, q.k from -1 to 1, m = 64.
   const Index m = 64;
@@ -541,14 +551,21 @@ void rank(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
   results["rank_softmax"] = rank_of(sA);
   results["rank_linear_r16"] = rank_of(s16);
   results["rank_linear_r"] = rank_of(sm);
+  results["softmax_sigma_min_rel"] = sA(N - 1) / sA(0);
+  if (small_m < N) results["linear_sigma_next_rel_r16"] = s16(small_m) / s16(0);
+  if (big_m < N) results["linear_sigma_next_rel_r"] = sm(big_m) / sm(0);
 
   // Numerical rank of softmax(s Q K^T) as the logit scale s changes, and the distinct
   // keys that are some query's favourite: the rank of the one-hot limit s -> infinity.
   const MatrixXd logits = Q * K.transpose();
   std::vector<Index> favourite;
+  double gap = std::numeric_limits<double>::infinity();  // smallest top-two logit gap
   for (Index r = 0; r < N; ++r) {
     Index j = 0;
-    logits.row(r).maxCoeff(&j);
+    const double top = logits.row(r).maxCoeff(&j);
+    Eigen::RowVectorXd rest = logits.row(r);
+    rest(j) = -std::numeric_limits<double>::infinity();
+    gap = std::min(gap, top - rest.maxCoeff());
     favourite.push_back(j);
   }
   std::sort(favourite.begin(), favourite.end());
@@ -570,8 +587,17 @@ void rank(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
     if (i == 24) results["distinct_favourite_keys"] = distinct;
   }
   attn::progress("");
-  say(text, "\n   ({} distinct keys are some query's largest logit)\n\n",
-      std::get<double>(rows.back()[3]));
+  // The saturated limit: at s = 100 / gap every weight but a row's largest is below
+  // e^{-100}, so each row is one-hot to rounding and the rank is that of a 0/1 matrix.
+  const Index r_saturated =
+      attn::numerical_rank(attn::softmax_rows((100 / gap) * logits), 1e-10);
+  results["rank_softmax_saturated"] = r_saturated;
+  results["saturation_scale"] = 100 / gap;
+  say(text,
+      "\n   {} distinct keys are some query's largest logit; at s = 100 / (smallest gap "
+      "between a\n   row's two largest logits) = {:.3g} every row is one-hot to rounding "
+      "and the rank is {}\n\n",
+      distinct, 100 / gap, r_saturated);
   attn::write_csv(out / "05-rank-scale.csv",
                   {"scale", "rank_1e10", "rank_1e6", "favourites"}, rows);
 }
@@ -602,12 +628,19 @@ double seconds_per_call(const std::function<void()>& f, bool quick) {
   return *std::min_element(runs.begin(), runs.end());
 }
 
+// The times go to `terminal` (printed, not written to output.txt, which the book quotes and
+// which is reproducible bit for bit from the seed) and to results.json under time_* keys.
 void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-            std::string& text, attn::Results& results) {
+            std::string& text, std::string& terminal, attn::Results& results) {
   const Index d = o.d, m = o.m;
   const int max_soft = std::min<int>(12, int(o.max_log2_n));
-  say(text, "7. Time per call (fastest of up to 5 runs), d_k = {}, r = {}\n", d, m);
-  say(text, "   {:>8} {:>14} {:>14}\n", "n", "softmax (s)", "linear (s)");
+  say(text,
+      "7. Time per call, d_k = {}, r = {}, n = 2^5 .. 2^{}: printed on the terminal, not "
+      "here\n   (times depend on the machine); results.json has them under time_* "
+      "keys\n\n",
+      d, m, o.max_log2_n);
+  say(terminal, "7. Time per call (fastest of up to 5 runs), d_k = {}, r = {}\n", d, m);
+  say(terminal, "   {:>8} {:>14} {:>14}\n", "n", "softmax (s)", "linear (s)");
   const MatrixXd W = attn::gaussian_directions(m, d, rng);
   const double qk_scale = std::pow(double(d), -0.25);
   std::vector<std::vector<attn::CsvCell>> rows;
@@ -643,7 +676,7 @@ void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
     Ns.push_back(double(N));
     lin.push_back(tl);
     rows.push_back({double(N), std::isnan(ts) ? attn::CsvCell(std::string("")) : ts, tl});
-    say(text, "   {:>8} {:>14} {:>14.3e}\n", N,
+    say(terminal, "   {:>8} {:>14} {:>14.3e}\n", N,
         std::isnan(ts) ? std::string("-") : fmt::format("{:.3e}", ts), tl);
     results[fmt::format("time_linear_seconds_n{}", N)] = tl;
     if (!std::isnan(ts)) results[fmt::format("time_softmax_seconds_n{}", N)] = ts;
@@ -670,19 +703,20 @@ void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
   const std::size_t lin_k = o.max_log2_n >= 15 ? std::size_t(o.max_log2_n - 12 + 1) : 4;
   const ch05::Fit fs = ch05::fit_loglog(tail(Ns_soft, 4), tail(soft, 4));
   const ch05::Fit fl = ch05::fit_loglog(tail(Ns, lin_k), tail(lin, lin_k));
-  say(text,
+  say(terminal,
       "   fitted slopes: softmax {:.2f} +- {:.2f}, linear {:.2f} +- {:.2f} (2 SE)\n",
       fs.slope, 2 * fs.slope_se, fl.slope, 2 * fl.slope_se);
   if (std::isnan(crossover))
-    say(text, "   linear attention was not faster at any n <= 2^{}\n", max_soft);
+    say(terminal, "   linear attention was not faster at any n <= 2^{}\n", max_soft);
   else
-    say(text, "   crossover: linear attention is faster beyond n ~ {:.0f}\n", crossover);
+    say(terminal, "   crossover: linear attention is faster beyond n ~ {:.0f}\n",
+        crossover);
   std::string ratios;
   for (std::size_t i = 1; i < Ns.size(); ++i)
     if (Ns[i] > 4096) ratios += fmt::format(" {:.2f}", lin[i] / lin[i - 1]);
   if (!ratios.empty())
-    say(text, "   linear time ratio per doubling of n beyond 2^12:{}\n", ratios);
-  say(text, "\n");
+    say(terminal, "   linear time ratio per doubling of n beyond 2^12:{}\n", ratios);
+  say(terminal, "\n");
   results["time_softmax_slope"] = fs.slope;
   results["time_softmax_slope_2se"] = 2 * fs.slope_se;
   results["time_linear_slope"] = fl.slope;
@@ -749,7 +783,8 @@ void run(Options& o) {
   attention_checks(o, rng, text, results);
   rank(o, rng, out, text, results);
   attn::Rng timing_rng(o.common.seed + 1);
-  timing(o, timing_rng, out, text, results);
+  std::string times;
+  timing(o, timing_rng, out, text, times, results);
 
   // Figures; the numbers they print in their keys are passed as gnuplot variables.
   const auto num = [](const attn::Results& r, const char* key) { return r.number(key); };
@@ -775,7 +810,9 @@ void run(Options& o) {
                                   std::max(0.0, num(results, "time_crossover_n")),
                                   num(results, "time_softmax_slope"),
                                   num(results, "time_linear_slope"), o.d, o.m));
-  attn::finish_program(out, results, text);
+  // The times are printed but kept out of output.txt, which the book quotes: they depend on
+  // the machine and on what else runs, unlike every other number here.
+  attn::finish_program(out, results, text, times);
 }
 
 }  // namespace

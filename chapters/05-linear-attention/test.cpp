@@ -152,38 +152,59 @@ TEST_SUITE("ch05") {
   }
 
   TEST_CASE(
-      "softmax attention is numerically full rank, losing rank as the logit scale "
-      "grows") {
-    attn::Rng rng(16);
-    const Index N = 64, d = 8;
-    const MatrixXd Q = attn::random_normal(N, d, rng, std::pow(8.0, -0.25)),
-                   K = attn::random_normal(N, d, rng, std::pow(8.0, -0.25));
-    const MatrixXd logits = Q * K.transpose();
-    // At unit scale: sigma_min / sigma_max well above rounding, so the rank is N.
-    CHECK(attn::numerical_rank(attn::softmax_rows(logits), 1e-10) == N);
-    // At large scale every row tends to one-hot on the query's largest logit: the rank
-    // tends to the number of distinct such keys (fewer than N: in d = 8 not every key can
-    // be a maximiser).
-    std::vector<Index> fav;
-    double gap = 1e300;  // smallest gap between a row's largest and second largest logit
-    for (Index i = 0; i < N; ++i) {
-      Index j = 0;
-      const double top = logits.row(i).maxCoeff(&j);
-      Eigen::RowVectorXd rest = logits.row(i);
-      rest(j) = -1e300;
-      gap = std::min(gap, top - rest.maxCoeff());
-      fav.push_back(j);
-    }
-    std::sort(fav.begin(), fav.end());
-    const auto distinct = Index(std::unique(fav.begin(), fav.end()) - fav.begin());
-    CHECK(distinct < N);
-    // A scale at which every weight but the largest is below e^{-100}: one-hot to rounding.
-    const double s_big = 100 / gap;
-    const Index r_big = attn::numerical_rank(attn::softmax_rows(s_big * logits), 1e-10);
-    CHECK(r_big == distinct);
-    const Index r_mid = attn::numerical_rank(attn::softmax_rows(30 * logits), 1e-10);
-    CHECK(r_mid < N);
-    CHECK(r_mid >= distinct);
+      "softmax attention is numerically full rank, and when saturated its rank is the "
+      "number of favourite keys, far above d") {
+    // Seed 001 says softmax attention is "not limited by d". As the logit scale s grows,
+    // softmax(s Q K^T) tends to the 0/1 matrix P whose row i is one-hot on query i's
+    // largest logit. P^T P = diag(how often each key is a favourite), so P's singular
+    // values are the square roots of those counts (at least 1/sqrt(N) of the largest, far
+    // above the 1e-10 tolerance) and its rank is exactly the number of distinct favourite
+    // keys. That number is not tied to d: for random keys most are some query's favourite.
+    // The shapes: the program's (256 x 16) and a smaller one, three seeds each, with the
+    // multiple of d the favourite keys must exceed (the seeds give 25 to 31 for 64 x 8 and
+    // 96 to 111 for 256 x 16; a rank limited by the head size would be at most d).
+    struct Case {
+      Index N, d, times_d;
+    };
+    for (const auto& [N, d, times_d] : {Case{64, 8, 2}, Case{256, 16, 5}})
+      for (const auto seed : seeds) {
+        CAPTURE(N);
+        CAPTURE(seed);
+        attn::Rng rng(seed);
+        const double sigma = std::pow(double(d), -0.25);  // logits with variance 1
+        const MatrixXd Q = attn::random_normal(N, d, rng, sigma),
+                       K = attn::random_normal(N, d, rng, sigma);
+        const MatrixXd logits = Q * K.transpose();
+        // At unit scale: sigma_min / sigma_max well above rounding, so the rank is N.
+        CHECK(attn::numerical_rank(attn::softmax_rows(logits), 1e-10) == N);
+        std::vector<Index> fav;
+        double gap = 1e300;  // the smallest gap between a row's two largest logits
+        for (Index i = 0; i < N; ++i) {
+          Index j = 0;
+          const double top = logits.row(i).maxCoeff(&j);
+          Eigen::RowVectorXd rest = logits.row(i);
+          rest(j) = -1e300;
+          gap = std::min(gap, top - rest.maxCoeff());
+          fav.push_back(j);
+        }
+        std::sort(fav.begin(), fav.end());
+        const auto distinct = Index(std::unique(fav.begin(), fav.end()) - fav.begin());
+        CAPTURE(distinct);
+        // A scale at which every weight but the largest is below e^{-100} (4e-44, far under
+        // the 1e-10 tolerance): the matrix is P to rounding, so its rank is `distinct`.
+        const double s_big = 100 / gap;
+        const Index r_big =
+            attn::numerical_rank(attn::softmax_rows(s_big * logits), 1e-10);
+        CHECK(r_big == distinct);
+        // Far above d, and below N: in d dimensions not every key is some query's largest
+        // logit.
+        CHECK(distinct > times_d * d);
+        CHECK(distinct < N);
+        // On the way there the rank falls, but never below the limit.
+        const Index r_mid = attn::numerical_rank(attn::softmax_rows(30 * logits), 1e-10);
+        CHECK(r_mid < N);
+        CHECK(r_mid >= distinct);
+      }
   }
 
   TEST_CASE(
