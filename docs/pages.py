@@ -50,7 +50,7 @@ CODE_BEGIN = re.compile(r"^<!-- code: (\S+?)#([\w.-]+) -->[ \t]*$")
 OUTPUT_BEGIN = re.compile(r"^<!-- output: ([\w.-]+) -->[ \t]*$")
 REGION_END = re.compile(r"^<!-- end (code|output) -->[ \t]*$")
 NUMBER_MARK = re.compile(r"<!--#([\w:.-]+)(?:[ \t]+(\S*?))?[ \t]*-->")
-NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+|[ \t]*\\times[ \t]*10\^\{-?\d+\})?")
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+|[ \t]*\\times[ \t]*10\^\{-?\d+\})?%?")
 TINY = 1e-12  # output-block numbers below this compare equal (rounding residuals)
 LANG = {".cpp": "cpp", ".hpp": "cpp", ".h": "cpp", ".py": "python", ".cmake": "cmake"}
 
@@ -248,7 +248,10 @@ def expected(root, out_dir, readme, text, times=False, code_only=False, site=Fal
             value = results.value(key, slug)
             if value is None or spec in ("<", ">") or (timed and not (times or site)):
                 continue
-            pieces += [line[last:s], format_number(value, spec)]
+            shown = format_number(value, spec)
+            if line[s:t].endswith("%") and not shown.endswith("%"):
+                shown += "%"  # "40%" with FORMAT d: the sign is the text's
+            pieces += [line[last:s], shown]
             last = t
         out[i] = "".join(pieces) + line[last:]
     return "\n".join(out)

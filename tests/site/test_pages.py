@@ -75,6 +75,11 @@ class Numbers(unittest.TestCase):
         pages.main(["pages.py", "sync", b.root, b.out])
         self.assertEqual(b.check(), 0)
 
+    def test_percentages(self):
+        b = Book("<!--#weight .1%-->30.0% and <!--#count d-->9% and <!--#count-->9\n")
+        self.assertEqual(b.expected(), "<!--#weight .1%-->24.4% and <!--#count d-->7% and "
+                                       "<!--#count-->7\n")
+
     def test_other_chapters_by_number(self):
         b = Book("<!--#07:count-->3\n")
         self.assertEqual(b.expected(), "<!--#07:count-->7\n")
