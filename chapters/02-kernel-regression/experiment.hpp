@@ -5,7 +5,9 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
+#include <stdexcept>
 #include <vector>
 
 #include "attn/kernel_regression.hpp"
@@ -127,5 +129,50 @@ RateFit consistency(const std::vector<Index>& ns, Index replicates, double noise
   return fit;
 }
 // [consistency]
+
+// The limit h -> 0 at one query q, in floating point. delta is the gap between the squared
+// distances to the nearest and the second-nearest key; at s = delta / 2h^2 every other key's
+// weight, relative to the nearest one's, is at most e^{-s}. On the grid s = k / per_unit:
+//   exact_from: the smallest s from which on (for every larger s of the grid) the estimate
+//               is the nearest key's label bit for bit;
+//   zero_from:  the smallest s (by bisection) from which on the second-nearest key's weight
+//               is exactly 0, i.e. e^{-s} has underflowed.
+struct NearestLimit {
+  double exact_from = 0;
+  double zero_from = 0;
+};
+
+inline NearestLimit nearest_limit(const MatrixXd& q, const MatrixXd& X, const MatrixXd& Y,
+                                  double per_unit = 100) {
+  const VectorXd D = attn::squared_distances(q, X).row(0).transpose();
+  Index a = 0, b = 0;
+  D.minCoeff(&a);
+  VectorXd rest = D;
+  rest(a) = std::numeric_limits<double>::infinity();
+  rest.minCoeff(&b);
+  const double delta = D(b) - D(a);
+  if (!(delta > 0))
+    throw std::invalid_argument("nearest_limit: the two nearest keys tie");
+  const auto h = [&](double s) { return std::sqrt(delta / (2 * s)); };
+  const auto exact = [&](double s) {
+    return attn::nadaraya_watson(q, X, Y, attn::Kernel::gaussian, h(s))(0, 0) == Y(a, 0);
+  };
+  // From a grid point where the estimate is exact (at the latest where every other weight
+  // has underflowed, s > 746), down to the first one where it is not.
+  auto k = static_cast<Index>(48 * per_unit);
+  while (!exact(double(k) / per_unit)) k *= 2;
+  while (k > 1 && exact(double(k - 1) / per_unit)) --k;
+  NearestLimit limit;
+  limit.exact_from = double(k) / per_unit;
+  // The second-nearest weight e^{-s} / (1 + ...) falls with s: bisect for where it is 0.
+  double lo = 1, hi = 2048;  // e^{-2048} is 0 in double precision
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    const double w = attn::nw_weights(q, X, attn::Kernel::gaussian, h(mid))(0, b);
+    (w == 0.0 ? hi : lo) = mid;
+  }
+  limit.zero_from = hi;
+  return limit;
+}
 
 }  // namespace ch02

@@ -3,8 +3,10 @@
 // Draws y = sin(2 pi x) + noise, fits it with four kernels at several bandwidths, shows
 // the weights as attention maps, checks the bridge between the Gaussian kernel and softmax
 // attention, measures the n^{-4/5} rate, chooses h by leave-one-out cross-validation and
-// learns it by gradient descent. Writes output.txt (this summary), results.json, and the
-// CSV + SVG of each figure into --out.
+// learns it by gradient descent, and finds where, in floating point, the estimate becomes
+// the nearest label bit for bit as h -> 0 (and where the other weights underflow).
+// Writes output.txt (this summary), results.json, and the CSV + SVG of each figure into
+// --out.
 
 #include <fmt/core.h>
 
@@ -13,6 +15,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <limits>
+#include <numbers>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -122,6 +125,7 @@ void fits(const Options& o, const ch02::Data& data, const std::filesystem::path&
     say(text, "\n");
   }
   say(text, "\n");
+  results["fit_grid_points"] = m;
   attn::write_csv(out / "02-fits.csv", header, with_gaps(table));
   MatrixXd points(data.X.rows(), 2);
   points << data.X, data.Y;
@@ -275,7 +279,14 @@ void rate(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
   results["rate_slope"] = fit.slope;
   results["rate_slope_interval_low"] = fit.slope - 2 * fit.slope_se;
   results["rate_slope_interval_high"] = fit.slope + 2 * fit.slope_se;
+  results["rate_slope_two_se"] = 2 * fit.slope_se;
   results["rate_slope_theory"] = -0.8;
+  const Index last = table.rows() - 1;  // MSE n^{4/5}, constant in theory, at both ends
+  results["rate_n_first"] = fit.n(0);
+  results["rate_n_last"] = fit.n(last);
+  results["rate_h_first"] = table(0, 5);
+  results["rate_scaled_mse_first"] = fit.mean_error(0) * std::pow(fit.n(0), 0.8);
+  results["rate_scaled_mse_last"] = fit.mean_error(last) * std::pow(fit.n(last), 0.8);
   attn::write_csv(out / "02-rate.csv",
                   {"n", "mse", "mse_lo", "mse_hi", "fitted", "h", "reference"}, table);
 }
@@ -330,6 +341,7 @@ void choose_bandwidth(const Options& o, const ch02::Data& data,
     noise2 += std::pow(data.Y(i, 0) - ch02::truth(data.X(i, 0)), 2) /
               static_cast<double>(data.X.rows());
   header.push_back("risk_gaussian");
+  double best_risk = std::numeric_limits<double>::infinity(), best_risk_h = nan;
   for (Index p = 0; p < points; ++p) {
     const MatrixXd fit =
         attn::nadaraya_watson(T, data.X, data.Y, Kernel::gaussian, table(p, 0));
@@ -338,6 +350,7 @@ void choose_bandwidth(const Options& o, const ch02::Data& data,
       mse +=
           std::pow(fit(j, 0) - ch02::truth(T(j, 0)), 2) / static_cast<double>(T.rows());
     table(p, col) = noise2 + mse;
+    if (table(p, col) < best_risk) best_risk = table(p, col), best_risk_h = table(p, 0);
   }
   attn::write_csv(out / "02-loocv.csv", header, with_gaps(table));
 
@@ -360,6 +373,8 @@ void choose_bandwidth(const Options& o, const ch02::Data& data,
       "   learned Gaussian h (gradient descent on log h from 0.3): h = {:.4f}\n"
       "      CV {:.4f}, |dCV/dlog h| = {:.1e} after {} steps\n\n",
       last.h, last.loss, std::abs(last.grad), path.size() - 1);
+  results["loo_cv_grid_points"] = points;
+  results["risk_best_h_gaussian"] = best_risk_h;  // the minimum of the dashed curve
   results["chosen_kernel"] = o.kernel;
   if (!std::isnan(chosen_h)) {
     results["chosen_bandwidth"] = chosen_h;
@@ -369,6 +384,67 @@ void choose_bandwidth(const Options& o, const ch02::Data& data,
   results["learned_bandwidth_cv"] = last.loss;
   results["learned_bandwidth_final_gradient"] = last.grad;
   results["learned_bandwidth_steps"] = path.size() - 1;
+  results["learned_bandwidth_start"] = path.front().h;
+  for (std::size_t t = 1; t <= 2 && t < path.size(); ++t)  // the first, large steps
+    results[fmt::format("learned_bandwidth_step{}", t)] = path[t].h;
+}
+
+// ------------------------------------------------------------------------------------
+// 6. The limit h -> 0 in floating point: from which s = delta / 2h^2 on the Gaussian
+// estimate is the nearest label bit for bit, and from which on the other weights are 0.
+void nearest_limit(const ch02::Data& data, std::string& text, attn::Results& results) {
+  const Index m = 401;  // the queries of section 1
+  const MatrixXd T = VectorXd::LinSpaced(m, 0.0, 1.0);
+  std::vector<double> exact, zero;
+  double smallest_weight = std::numeric_limits<double>::infinity();
+  for (Index j = 0; j < m; ++j) {
+    const VectorXd D = attn::squared_distances(T.row(j), data.X).row(0).transpose();
+    Index a = 0, b = 0;
+    D.minCoeff(&a);
+    VectorXd rest = D;
+    rest(a) = std::numeric_limits<double>::infinity();
+    rest.minCoeff(&b);
+    if (!(D(b) > D(a))) continue;  // the two nearest keys tie: no single nearest label
+    const ch02::NearestLimit limit = ch02::nearest_limit(T.row(j), data.X, data.Y);
+    exact.push_back(limit.exact_from);
+    zero.push_back(limit.zero_from);
+    // The second-nearest key's weight where the estimate has become its label: not 0.
+    const double h = std::sqrt((D(b) - D(a)) / (2 * limit.exact_from));
+    smallest_weight = std::min(
+        smallest_weight, attn::nw_weights(T.row(j), data.X, Kernel::gaussian, h)(0, b));
+  }
+  const double ln2 = std::numbers::ln2;
+  say(text,
+      "6. The limit h -> 0 in floating point: Gaussian kernel, the {} queries of "
+      "section 1;\n"
+      "   s = delta/2h^2, delta = gap between the nearest and second-nearest squared "
+      "distance\n",
+      m);
+  results["limit_queries"] = m;
+  if (exact.empty()) {  // results.json holds numbers only: no entries then
+    say(text, "   every query has two nearest keys at the same distance\n\n");
+    return;
+  }
+  std::sort(exact.begin(), exact.end());
+  std::sort(zero.begin(), zero.end());
+  const double median = exact[exact.size() / 2];
+  say(text,
+      "   estimate = nearest label bit for bit for every s >= s_exact:\n"
+      "      s_exact from {:.2f} to {:.2f}, median {:.2f}  (53 ln 2 = {:.2f})\n"
+      "      second-nearest weight at s_exact >= {:.1e} (not 0)\n",
+      exact.front(), exact.back(), median, 53 * ln2, smallest_weight);
+  say(text,
+      "   second-nearest weight exactly 0 for every s >= s_zero:\n"
+      "      s_zero from {:.4f} to {:.4f}  (1075 ln 2 = {:.4f})\n\n",
+      zero.front(), zero.back(), 1075 * ln2);
+  results["limit_exact_s_min"] = exact.front();
+  results["limit_exact_s_median"] = median;
+  results["limit_exact_s_max"] = exact.back();
+  results["limit_exact_s_theory"] = 53 * ln2;  // e^{-s} = 2^{-53}
+  results["limit_second_weight_at_exact_min"] = smallest_weight;
+  results["limit_zero_s_min"] = zero.front();
+  results["limit_zero_s_max"] = zero.back();
+  results["limit_zero_s_theory"] = 1075 * ln2;  // e^{-s} = 2^{-1075}
 }
 
 // The names --kernel accepts: every kernel of the library.
@@ -399,6 +475,7 @@ void run(Options& o) {  // --h and --noise are range-checked by the parser
   bridge(rng, data, o, text, results);
   rate(o, rng, out, text, results);
   choose_bandwidth(o, data, out, text, results);
+  nearest_limit(data, text, results);
 
   attn::render_figure(
       out, "02-fits", "",

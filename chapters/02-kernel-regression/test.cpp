@@ -8,8 +8,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <stdexcept>
 #include <vector>
 
@@ -150,6 +152,122 @@ TEST_SUITE("ch02") {
         const MatrixXd smooth = attn::nadaraya_watson(Q, X, Y, Kernel::gaussian, 1.0);
         CHECK(max_abs(smooth - nearest_label) > 0.1);
       }
+  }
+
+  TEST_CASE(
+      "the Gaussian estimate is the nearest label bit for bit from delta/2h^2 ~ 37 on "
+      "and its other weights underflow only at ~745") {
+    // s = delta / 2h^2, delta the gap between the nearest and the second-nearest squared
+    // distance: every other weight, relative to the nearest one's, is at most e^{-s}.
+    // ch02::nearest_limit finds, on a grid of step 0.01 in s, the s from which on the
+    // estimate is the nearest label bit for bit, and (by bisection) the s from which on the
+    // second-nearest weight is exactly 0.
+    const double ln2 = std::numbers::ln2, step = 0.01;
+    const auto h = [](double delta, double s) { return std::sqrt(delta / (2 * s)); };
+
+    // Two keys at distance 0 and 1 from the query (delta = 1), labels y_n (nearest) and
+    // y_f, where the arithmetic can be followed bit by bit. Once e^{-s} < 2^-53, half the
+    // spacing of the doubles just above 1 (s > 53 ln 2 = 36.74), the denominator 1 + e^{-s}
+    // rounds to 1 and the nearest weight is exactly 1; the estimate y_n + e^{-s} y_f then
+    // rounds to y_n as soon as e^{-s} |y_f| is at most half a unit in the last place of y_n:
+    //   (1, 1/2):  half an ulp above 1 is 2^-53                        -> 53 ln 2 = 36.74
+    //   (1, -1):   below 1 the doubles are twice as dense: 2^-54       -> 54 ln 2 = 37.43
+    //   (1/16, 1): half an ulp of 1/16 is 2^-57                        -> 57 ln 2 = 39.51
+    //   (1, 2):    2 e^{-s} <= 2^-53                                   -> 54 ln 2 = 37.43
+    MatrixXd X(2, 1), q(1, 1);
+    X << 0.0, 1.0;
+    q << 0.0;
+    struct Case {
+      double nearest, far, bits;
+    };
+    for (const auto [nearest, far, bits] :
+         {Case{1, 0.5, 53}, Case{1, -1, 54}, Case{1.0 / 16, 1, 57}, Case{1, 2, 54}}) {
+      const MatrixXd Y = (MatrixXd(2, 1) << nearest, far).finished();
+      const ch02::NearestLimit limit = ch02::nearest_limit(q, X, Y);
+      // The first grid point at or above bits ln 2:
+      CHECK(limit.exact_from >= bits * ln2);
+      CHECK(limit.exact_from < bits * ln2 + step);
+      // The nearest weight is exactly 1 from 53 ln 2 on, and below 1 before; the other
+      // weight is still e^{-s} > 0 there, about 1e-16.
+      const double s0 = 53 * ln2;
+      const MatrixXd before = attn::nw_weights(q, X, Kernel::gaussian, h(1, s0 - step));
+      const MatrixXd after = attn::nw_weights(q, X, Kernel::gaussian, h(1, s0 + step));
+      CHECK(before(0, 0) < 1.0);
+      CHECK(after(0, 0) == 1.0);
+      CHECK(after(0, 1) > 0.0);
+      // e^{-s} rounds to 0 once it is below half the smallest subnormal double, 2^-1075.
+      CHECK(limit.zero_from == doctest::Approx(1075 * ln2).epsilon(1e-12));
+    }
+    // For labels (1, 2) the estimate is also 1 on (53 ln 2 - ln 1.5, 53 ln 2) = (36.33,
+    // 36.74), by a coincidence of rounding: the nearest weight rounds to 1 - 2^-52 and the
+    // far term 2 e^{-s} makes up for it. Not from there on: between 53 ln 2 and 54 ln 2 the
+    // estimate is 1 + 2^-52 again. Hence "from which on".
+    const MatrixXd Y12 = (MatrixXd(2, 1) << 1, 2).finished();
+    const auto estimate = [&](double s) {
+      return attn::nadaraya_watson(q, X, Y12, Kernel::gaussian, h(1, s))(0, 0);
+    };
+    CHECK(estimate(36.2) != 1.0);
+    CHECK(estimate(36.5) == 1.0);
+    CHECK(estimate(37.0) != 1.0);
+    CHECK(estimate(37.5) == 1.0);
+    // The last subnormal: e^{-745} is the smallest positive double, 2^-1074 (e^{-745} =
+    // 0.58 * 2^-1074 rounds up to it), and that is the far weight at s = 745; at
+    // s = 745.14 > 1075 ln 2 the weight is 0.
+    CHECK(std::exp(-745.0) == std::numeric_limits<double>::denorm_min());
+    CHECK(attn::nw_weights(q, X, Kernel::gaussian, h(1, 745.0))(0, 1) ==
+          std::numeric_limits<double>::denorm_min());
+    CHECK(attn::nw_weights(q, X, Kernel::gaussian, h(1, 745.14))(0, 1) == 0.0);
+
+    // The chapter's data: 100 points, 101 queries on [0, 1].
+    for (const auto seed : seeds) {
+      attn::Rng rng(seed);
+      const ch02::Data data = ch02::make_data(100, 0.5, rng);
+      const MatrixXd T = VectorXd::LinSpaced(101, 0.0, 1.0);
+      std::vector<double> from;
+      for (Index j = 0; j < T.rows(); ++j) {
+        const MatrixXd t = T.row(j);
+        const ch02::NearestLimit limit = ch02::nearest_limit(t, data.X, data.Y);
+        from.push_back(limit.exact_from);
+        const VectorXd D = attn::squared_distances(t, data.X).row(0).transpose();
+        Index a = 0;
+        D.minCoeff(&a);
+        VectorXd rest = D;
+        rest(a) = std::numeric_limits<double>::infinity();
+        const double delta = rest.minCoeff() - D(a);
+        // No later than where it must be exact: with the other weights e_j = e^{-s(D_j -
+        // D_a)/delta}, once sum e_j <= 2^-54 and sum e_j |y_j| <= 2^-55 |y_n|, the
+        // denominator rounds to 1 and every partial sum of the other terms stays below half
+        // an ulp of y_n (>= 2^-54 |y_n|), whatever the order of the sums (the factor 2
+        // covers their own rounding): the estimate is y_n exactly.
+        double s_up = 30;
+        for (;; s_up += step) {
+          double mass = 0, pull = 0;
+          for (Index i = 0; i < D.size(); ++i)
+            if (i != a) {
+              const double e = std::exp(-s_up * (D(i) - D(a)) / delta);
+              mass += e;
+              pull += e * std::abs(data.Y(i, 0));
+            }
+          const double half_ulp_bound = std::ldexp(std::abs(data.Y(a, 0)), -55);
+          if (mass <= std::ldexp(1.0, -54) && pull <= half_ulp_bound) break;
+        }
+        CHECK(limit.exact_from <= s_up + 1e-9);
+        // Below 53 ln 2 the second-nearest key alone has relative weight e^{-s} > 2^-53:
+        // the denominator exceeds 1 and the nearest weight is below 1.
+        const double early = h(delta, 53 * ln2 - step);
+        CHECK(attn::nw_weights(t, data.X, Kernel::gaussian, early)(0, a) < 1.0);
+        // Long before the weights underflow: that is at 1075 ln 2 = 745.13 for every query
+        // (up to the rounding of logits of size s (D_j / delta)).
+        CHECK(limit.zero_from == doctest::Approx(1075 * ln2).epsilon(1e-6));
+      }
+      // Labels of similar size: typically between the first two cases above. (With the
+      // nearest label much smaller than its neighbours' it comes later, by the log of the
+      // ratio; with two nearly equal labels it can come earlier, by coincidence.)
+      std::sort(from.begin(), from.end());
+      const double median = from[from.size() / 2];
+      CHECK(median >= 53 * ln2);
+      CHECK(median <= 54 * ln2 + 1);
+    }
   }
 
   TEST_CASE("as h -> infinity the estimate is the global mean of the labels") {
@@ -355,7 +473,7 @@ TEST_SUITE("ch02") {
   TEST_CASE("with h proportional to n^(-1/5) the error falls like n^(-4/5)") {
     // n = 100 .. 3200; 200 data sets at n = 100, fewer at larger n (where each is less
     // noisy and more costly); noise 1 so that the variance term, the one the rate is
-    // about, dominates from the start. Measured: slope -0.805, standard error 0.028; the
+    // about, dominates from the start. Measured: slope -0.806, standard error 0.027; the
     // bound below fails for the neighbouring rates n^(-2/3) (h ~ n^(-1/3)) and n^(-1).
     attn::Rng rng(11);
     std::vector<Index> ns;
