@@ -1,9 +1,10 @@
 // Chapter 01 — Self-attention from scratch.
 //
 // Computes every quantity the chapter shows: dot products against distances on toy
-// embeddings, the source's causal weight table and its context vectors, causal softmax
-// attention on a toy sentence, the variance of q·k with and without the 1/sqrt(d) scale,
-// softmax saturation, and a multi-head causal self-attention with its checks. Writes
+// embeddings, the source's causal weight table and its context vectors, softmax attention
+// on a toy sentence without a mask and with the causal one, the variance of q·k and the
+// saturation of softmax with and without the 1/sqrt(d) scale, the entropy and Jacobian of
+// softmax as the logits grow, and a multi-head causal self-attention with its checks. Writes
 // output.txt (this summary), results.json, and the CSV + SVG of each figure into --out.
 
 #include <fmt/core.h>
@@ -68,6 +69,8 @@ void dot_versus_distance(std::string& text, attn::Results& results) {
   results["dot_vs_distance_identity_residual"] = residual;
   results["cat_dot_cat"] = dots(cat);
   results["cat_dot_leopard"] = dots(11);
+  results["cat_dot_deer"] = dots(12);
+  results["cat_distance_cat"] = std::sqrt(sq_dist(cat));
 }
 
 // ------------------------------------------------------------------------------------
@@ -96,42 +99,106 @@ void weight_table(std::string& text, attn::Results& results) {
   say(text, " [{:.4f}, {:.4f}, {:.4f}, {:.4f}]\n\n", c5(0), c5(1), c5(2), c5(3));
   for (Index t = 0; t < 6; ++t)
     results[fmt::format("seed_table_row_sum_{}", t)] = row_sums(t);
+  results["seed_table_last_row_excess_percent"] = 100 * (row_sums(5) - 1.0);  // 20
   for (Index j = 0; j < 4; ++j) results[fmt::format("context_c2_{}", j)] = C(2, j);
 }
 
 // ------------------------------------------------------------------------------------
-// 3. Causal softmax attention on the toy sentence (W_Q = W_K = W_V = I): the heatmap
-// figure.
-void causal_sentence(const std::filesystem::path& out, std::string& text, attn::Results& results) {
-  const MatrixXd X = ch01::sentence_embeddings();
-  // [causal-toy]
-  const MatrixXd A = attn::attention_weights(X, X, attn::causal_mask(X.rows()));
-  const MatrixXd C = A * X;  // row t: a weighted average of rows 0..t
-  // [causal-toy]
-  std::vector<std::vector<attn::CsvCell>> rows;
-  for (Index t = 0; t < 6; ++t)
-    for (Index i = 0; i < 6; ++i)
-      rows.push_back({static_cast<double>(t), static_cast<double>(i), A(t, i),
-                      ch01::sentence[std::size_t(t)], ch01::sentence[std::size_t(i)],
-                      static_cast<double>(i > t)});
-  attn::write_csv(out / "01-causal-weights.csv",
-                  {"query", "key", "weight", "query_token", "key_token", "masked"}, rows);
-  say(text,
-      "3. Causal softmax attention on the toy sentence, A = softmax(X X^T / sqrt(4) + "
-      "M)\n");
+// 3. Softmax attention on the toy sentence (W_Q = W_K = W_V = I), without a mask (an
+// encoder) and with the causal mask (a decoder): the heatmap figure.
+void print_weights(std::string& text, const MatrixXd& A) {
   say(text, "   {:>6}", "");
   for (const auto& w : ch01::sentence) say(text, " {:>6}", w);
   say(text, "\n");
-  for (Index t = 0; t < 6; ++t) {
+  for (Index t = 0; t < A.rows(); ++t) {
     say(text, "   {:>6}", ch01::sentence[std::size_t(t)]);
-    for (Index i = 0; i < 6; ++i) say(text, " {:>6.3f}", A(t, i));
+    for (Index i = 0; i < A.cols(); ++i) say(text, " {:>6.3f}", A(t, i));
     say(text, "\n");
   }
-  say(text, "   output row of 'hao' (good): [{:.3f}, {:.3f}, {:.3f}, {:.3f}]\n\n",
+}
+
+void causal_sentence(const std::filesystem::path& out, std::string& text,
+                     attn::Results& results) {
+  const MatrixXd X = ch01::sentence_embeddings();
+  const Index n = X.rows();
+  // [causal-toy]
+  const MatrixXd A_all = attn::attention_weights(X, X, MatrixXd());  // no mask: encoder
+  const MatrixXd A = attn::attention_weights(X, X, attn::causal_mask(n));  // decoder
+  const MatrixXd C = A * X;  // row t: a weighted average of rows 0..t
+  // [causal-toy]
+  // Change the last token ("hao", good, becomes a copy of "jin", today) and see which
+  // outputs move: without the mask every earlier output does; with it none does.
+  MatrixXd X2 = X;
+  X2.row(n - 1) = X.row(0);
+  const MatrixXd C_all = A_all * X;
+  const MatrixXd C2_all = attn::attention_weights(X2, X2, MatrixXd()) * X2;
+  const MatrixXd C2 = attn::attention_weights(X2, X2, attn::causal_mask(n)) * X2;
+  const double past_change_all = (C2_all - C_all).topRows(n - 1).cwiseAbs().maxCoeff();
+  const double past_change_causal = (C2 - C).topRows(n - 1).cwiseAbs().maxCoeff();
+  // The causal row t is the unmasked row t cut to tokens 0..t and renormalised.
+  double renormalised_residual = 0;
+  for (Index t = 0; t < n; ++t) {
+    const Eigen::RowVectorXd head = A_all.row(t).head(t + 1);
+    renormalised_residual =
+        std::max(renormalised_residual,
+                 (A.row(t).head(t + 1) - head / head.sum()).cwiseAbs().maxCoeff());
+  }
+  const double future_weight_jin = A_all.row(0).tail(n - 1).sum();
+
+  std::vector<std::vector<attn::CsvCell>> rows;
+  for (Index t = 0; t < n; ++t)
+    for (Index i = 0; i < n; ++i)
+      rows.push_back({static_cast<double>(t), static_cast<double>(i), A(t, i),
+                      ch01::sentence[std::size_t(t)], ch01::sentence[std::size_t(i)],
+                      static_cast<double>(i > t), A_all(t, i)});
+  attn::write_csv(
+      out / "01-causal-weights.csv",
+      {"query", "key", "weight", "query_token", "key_token", "masked", "weight_unmasked"},
+      rows);
+  say(text,
+      "3. Softmax attention on the toy sentence, A = softmax(X X^T / sqrt(4) + M)\n");
+  say(text, "   no mask (M = 0, an encoder): every token reads the whole sentence\n");
+  print_weights(text, A_all);
+  say(text, "   causal mask (a decoder): token t reads tokens 0..t\n");
+  print_weights(text, A);
+  say(text,
+      "   jin's weight on the {} tokens after it: {:.3f} without the mask, {:g} with "
+      "it\n",
+      n - 1, future_weight_jin, A.row(0).tail(n - 1).sum());
+  say(text,
+      "   hao replaced by jin: outputs 0..{} move by up to {:.3f} without the mask, {:g} "
+      "with it\n",
+      n - 2, past_change_all, past_change_causal);
+  say(text, "   causal output row of 'hao' (good): [{:.3f}, {:.3f}, {:.3f}, {:.3f}]\n\n",
       C(5, 0), C(5, 1), C(5, 2), C(5, 3));
   results["causal_toy_weight_hao_hao"] = A(5, 5);
+  results["causal_toy_weight_tian_tian"] = A(2, 2);  // = A(2, 1): the two tian are equal
   results["causal_toy_max_future_weight"] =
       A.triangularView<Eigen::StrictlyUpper>().toDenseMatrix().maxCoeff();
+  results["causal_toy_past_change_after_edit"] = past_change_causal;
+  results["causal_vs_renormalised_unmasked_residual"] = renormalised_residual;
+  results["unmasked_toy_min_weight"] = A_all.minCoeff();
+  results["unmasked_toy_weight_jin_jin"] = A_all(0, 0);
+  results["unmasked_toy_future_weight_jin"] = future_weight_jin;
+  results["unmasked_toy_past_change_after_edit"] = past_change_all;
+}
+
+// Quantile of the values in v (linear interpolation between order statistics).
+double quantile(VectorXd v, double q) {
+  std::sort(v.data(), v.data() + v.size());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<Index>(std::floor(pos));
+  const Index hi = std::min<Index>(lo + 1, v.size() - 1);
+  return v(lo) + (pos - static_cast<double>(lo)) * (v(hi) - v(lo));
+}
+
+// The 2-norm of the softmax Jacobian diag(p) - p p^T: its largest eigenvalue (it is
+// symmetric positive semi-definite).
+double jacobian_norm(const VectorXd& p) {
+  using Solver = Eigen::SelfAdjointEigenSolver<MatrixXd>;
+  return Solver(attn::softmax_jacobian(p), Eigen::EigenvaluesOnly)
+      .eigenvalues()
+      .maxCoeff();
 }
 
 // ------------------------------------------------------------------------------------
@@ -143,6 +210,7 @@ void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& 
   say(text, "   {:>6} {:>12} {:>16} {:>12} {:>10}\n", "d", "Var(q.k)", "Var(q.k/sqrt d)",
       "max weight", "(scaled)");
   MatrixXd table(0, 7);
+  std::vector<std::string> summary;
   for (long d = 1; d <= o.max_d; d *= 2) {
     attn::progress(fmt::format("variance of q.k: d = {} of {}", d, o.max_d));
     // [qk-variance]
@@ -159,16 +227,26 @@ void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& 
     const double var = (sum_sq - S * mean * mean) / (S - 1);  // unbiased sample variance
     // [qk-variance]
     // Saturation: the largest of the n softmax weights of one query against n keys.
+    // The same draws give the median entropy and Jacobian norm, unscaled and scaled: what
+    // the 1/sqrt(d) does to a layer at the same initialisation.
     const long S_max = std::min(o.samples, 1000L);
+    const double S_w = static_cast<double>(S_max);
     double max_w = 0, max_w_scaled = 0;
+    VectorXd H(S_max), H_scaled(S_max), J(S_max), J_scaled(S_max);
     for (long s = 0; s < S_max; ++s) {
       const VectorXd logits =
           attn::random_normal(keys, d, rng) * attn::random_normal(d, 1, rng);
-      max_w += attn::softmax(logits).maxCoeff() / static_cast<double>(S_max);
-      max_w_scaled +=
-          attn::softmax(logits / std::sqrt(static_cast<double>(d))).maxCoeff() /
-          static_cast<double>(S_max);
+      const VectorXd p = attn::softmax(logits);
+      const VectorXd p_scaled = attn::softmax(logits / std::sqrt(static_cast<double>(d)));
+      max_w += p.maxCoeff() / S_w;
+      max_w_scaled += p_scaled.maxCoeff() / S_w;
+      H(s) = attn::entropy(p);
+      H_scaled(s) = attn::entropy(p_scaled);
+      J(s) = jacobian_norm(p);
+      J_scaled(s) = jacobian_norm(p_scaled);
     }
+    const double H_med = quantile(H, 0.5), H_scaled_med = quantile(H_scaled, 0.5),
+                 J_med = quantile(J, 0.5), J_scaled_med = quantile(J_scaled, 0.5);
     const double dd = static_cast<double>(d);
     // Standard error of a sample variance: sqrt((mu4 - sigma^4) / S), with mu4 = 3d^2 +
     // 6d here.
@@ -181,12 +259,28 @@ void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& 
     results[fmt::format("var_qk_scaled_d{}", d)] = var / dd;
     results[fmt::format("mean_max_weight_d{}", d)] = max_w;
     results[fmt::format("mean_max_weight_scaled_d{}", d)] = max_w_scaled;
+    results[fmt::format("median_entropy_d{}", d)] = H_med;
+    results[fmt::format("median_entropy_scaled_d{}", d)] = H_scaled_med;
+    results[fmt::format("median_jacobian_norm_d{}", d)] = J_med;
+    results[fmt::format("median_jacobian_norm_scaled_d{}", d)] = J_scaled_med;
+    if (d == 8 || d == 64 || 2 * d > o.max_d)  // 64: the paper's head width
+      summary.push_back(fmt::format("   {:>6} {:>#9.3g} {:>#9.3g} {:>#11.3g} {:>#9.3g}\n",
+                                    d, H_med, H_scaled_med, J_med, J_scaled_med));
   }
   attn::progress("");
   say(text,
       "   (max weight: mean largest softmax weight of a query over {} keys, {} "
-      "draws)\n\n",
+      "draws)\n",
       keys, std::min(o.samples, 1000L));
+  say(text,
+      "   the same draws, medians (log {} = {:.3f} is the entropy of uniform weights):\n",
+      keys, std::log(static_cast<double>(keys)));
+  say(text, "   {:>6} {:>9} {:>9} {:>11} {:>9}\n", "d", "entropy", "(scaled)", "||J||_2",
+      "(scaled)");
+  for (const auto& line : summary) say(text, "{}", line);
+  say(text, "\n");
+  results["mean_max_weight_scaled_min"] = table.col(6).minCoeff();
+  results["mean_max_weight_scaled_max"] = table.col(6).maxCoeff();
   attn::write_csv(
       out / "01-qk-variance.csv",
       {"d", "var", "var_scaled", "se", "se_scaled", "max_weight", "max_weight_scaled"},
@@ -194,15 +288,6 @@ void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& 
 }
 
 // 5. Softmax saturation: entropy and Jacobian norm as the logits are scaled up.
-// Quantile of the values in v (linear interpolation between order statistics).
-double quantile(VectorXd v, double q) {
-  std::sort(v.data(), v.data() + v.size());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<Index>(std::floor(pos));
-  const Index hi = std::min<Index>(lo + 1, v.size() - 1);
-  return v(lo) + (pos - static_cast<double>(lo)) * (v(hi) - v(lo));
-}
-
 void saturation(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
                 std::string& text, attn::Results& results) {
   const int draws = o.common.quick ? 50 : 400;
@@ -235,8 +320,28 @@ void saturation(const Options& o, attn::Rng& rng, const std::filesystem::path& o
       results[fmt::format("median_jacobian_norm_at_scale_{:g}", s)] = table(k, 4);
     }
   }
-  say(text, "   (log {} = {:.4f}, the entropy of uniform weights)\n\n", keys,
-      std::log(static_cast<double>(keys)));
+  const double log_n = std::log(static_cast<double>(keys));
+  say(text, "   (log {} = {:.4f}, the entropy of uniform weights)\n", keys, log_n);
+  // Where the median entropy falls below 99% and below 1% of log n, and where the median
+  // Jacobian norm peaks (grid points of the sweep).
+  Index start = points - 1, end = points - 1, peak = 0;
+  for (Index k = points - 1; k >= 0; --k) {
+    if (table(k, 1) < 0.99 * log_n) start = k;
+    if (table(k, 1) < 0.01 * log_n) end = k;
+  }
+  table.col(4).maxCoeff(&peak);
+  say(text,
+      "   median entropy below 99% of log {} from s = {:.3g}, below 1% from s = {:.3g}\n",
+      keys, table(start, 0), table(end, 0));
+  say(text, "   median ||J||_2 largest at s = {:.3g}: {:.3f}\n\n", table(peak, 0),
+      table(peak, 4));
+  results["keys"] = static_cast<double>(keys);
+  results["log_keys"] = log_n;
+  results["saturation_draws"] = draws;
+  results["entropy_drop_start_scale"] = table(start, 0);
+  results["entropy_drop_end_scale"] = table(end, 0);
+  results["jacobian_peak_scale"] = table(peak, 0);
+  results["jacobian_peak_median"] = table(peak, 4);
   attn::write_csv(out / "01-softmax-saturation.csv",
                   {"scale", "entropy_median", "entropy_p10", "entropy_p90",
                    "jacobian_median", "jacobian_p10", "jacobian_p90"},
@@ -245,7 +350,8 @@ void saturation(const Options& o, attn::Rng& rng, const std::filesystem::path& o
 
 // ------------------------------------------------------------------------------------
 // 6. Multi-head causal self-attention on random tokens, with the checks the tests make.
-void multi_head(const Options& o, attn::Rng& rng, std::string& text, attn::Results& results) {
+void multi_head(const Options& o, attn::Rng& rng, std::string& text,
+                attn::Results& results) {
   const Index n = o.n, d = o.d;
   const double init = 1.0 / std::sqrt(static_cast<double>(d));  // keeps q.k of order 1
   // [multi-head-use]

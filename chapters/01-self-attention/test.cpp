@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -109,6 +110,117 @@ TEST_SUITE("ch01") {
         CHECK(max_abs(attn::multi_head_attention(X3, p).row(0) -
                       attn::multi_head_attention(X, p).row(0)) > 1e-6);
       }
+  }
+
+  TEST_CASE("without a mask a later token changes every earlier output" *
+            doctest::test_suite("ex01.6")) {
+    // Encoder self-attention: token t reads the tokens after it too. Contrast with the
+    // causal mask, under which the same edit leaves every earlier output bit for bit equal.
+    for (const auto seed : seeds)
+      for (const Index n : {2, 5, 16, 33}) {
+        attn::Rng rng(seed);
+        const Index d = 8;
+        const double init =
+            1.0 / std::sqrt(double(d));  // entries of q and k of variance ~1
+        const attn::AttentionParams p{attn::random_normal(d, d, rng, init),
+                                      attn::random_normal(d, d, rng, init),
+                                      attn::random_normal(d, d, rng, init),
+                                      {},
+                                      {},
+                                      {}};
+        MatrixXd X = attn::random_normal(n, d, rng);
+        CHECK(attn::attention_weights(X * p.W_Q, X * p.W_K, MatrixXd()).minCoeff() > 0.0);
+        const MatrixXd Y = attn::self_attention(X, p);
+        const MatrixXd Y_causal = attn::self_attention(X, p, attn::Masking::causal);
+        X.row(n - 1) = attn::random_normal(1, d, rng, 3.0);  // rewrite the last token
+        const MatrixXd Y2 = attn::self_attention(X, p);
+        const MatrixXd Y2_causal = attn::self_attention(X, p, attn::Masking::causal);
+        CAPTURE(n);
+        // Every earlier output moves by about its weight on the last token (~1/n) times the
+        // change of that token's value (~1): far above 1e-6.
+        for (Index t = 0; t + 1 < n; ++t) CHECK(max_abs(Y2.row(t) - Y.row(t)) > 1e-6);
+        CHECK(
+            (Y2_causal.topRows(n - 1).array() == Y_causal.topRows(n - 1).array()).all());
+      }
+    // The chapter's toy sentence, scores x_0.x_j / 2 = 4, 2, 2, 0, 2, 2 for jin: without
+    // the mask jin gives (4e^2 + 1) / (e^4 + 4e^2 + 1) ~ 0.359 of its weight to the five
+    // tokens after it.
+    const MatrixXd X = ch01::sentence_embeddings();
+    const MatrixXd A = attn::attention_weights(X, X, MatrixXd());
+    const double e2 = std::exp(2.0), e4 = std::exp(4.0);
+    CHECK(A.row(0).tail(5).sum() ==
+          doctest::Approx((4 * e2 + 1) / (e4 + 4 * e2 + 1)).epsilon(1e-14));
+    CHECK(A.minCoeff() > 0.0);
+  }
+
+  TEST_CASE("causal weights are the unmasked weights of tokens 0..t, renormalised" *
+            doctest::test_suite("ex01.6")) {
+    // The mask removes exactly the later tokens, and softmax renormalises what is left.
+    for (const auto seed : seeds)
+      for (const auto [n, d] : shapes) {
+        attn::Rng rng(seed);
+        const MatrixXd Q = attn::random_normal(n, d, rng),
+                       K = attn::random_normal(n, d, rng);
+        const MatrixXd A = attn::attention_weights(Q, K, MatrixXd());
+        const MatrixXd A_causal = attn::attention_weights(Q, K, attn::causal_mask(n));
+        CAPTURE(n);
+        CAPTURE(d);
+        for (Index t = 0; t < n; ++t) {
+          const Eigen::RowVectorXd kept =
+              A.row(t).head(t + 1) / A.row(t).head(t + 1).sum();
+          // The two forms subtract different row maxima (logits of at most ~10 here), so each
+          // weight carries a relative rounding of ~10 eps, and each row sum ~n eps.
+          CHECK(max_abs(A_causal.row(t).head(t + 1) - kept) <= (16 + 2 * n) * eps);
+          CHECK(max_abs(A_causal.row(t).tail(n - t - 1)) == 0.0);  // exactly 0
+        }
+      }
+  }
+
+  TEST_CASE("sqrt(d) can be absorbed into W_Q, but the same init without it saturates") {
+    attn::Rng rng(512);
+    const Index n = 64, d = 1024;
+    const double init = 1.0 / std::sqrt(double(d));  // q and k entries of variance ~1
+    const MatrixXd X = attn::random_normal(n, d, rng);
+    const MatrixXd W_Q = attn::random_normal(d, d, rng, init),
+                   W_K = attn::random_normal(d, d, rng, init);
+    const MatrixXd Q = X * W_Q, K = X * W_K;
+    const MatrixXd A = attn::attention_weights(Q, K, MatrixXd());
+    // 1. The function class: softmax(Q K^T / sqrt d) is softmax((X W') K^T) with
+    //    W' = W_Q / sqrt(d), a layer without the scale. Scores of size ~1 (5 at most),
+    //    rounded differently in the two orders (sums of 1024 products): ~1e-13 at most.
+    const MatrixXd A_absorbed =
+        attn::softmax_rows((X * (W_Q / std::sqrt(double(d)))) * K.transpose());
+    CHECK(max_abs(A - A_absorbed) <= 1e-12);
+    // 2. The same initialisation without the scale: scores of standard deviation
+    //    sqrt(1024) = 32 instead of 1. Over these 64 keys the medians are ~3.7 nats and
+    //    ~0.09 with the scale, ~0.007 nats and ~0.002 without it (the top two of 64 scores
+    //    are closer than of section 5's 16, so saturation is a little slower): the bounds
+    //    below hold with a margin of 5 or more, and fail if the scale is missing.
+    const MatrixXd A_raw = attn::softmax_rows(Q * K.transpose());
+    VectorXd H(n), H_raw(n), J(n), J_raw(n);
+    using Solver = Eigen::SelfAdjointEigenSolver<MatrixXd>;
+    const auto norm = [](const VectorXd& p) {
+      return Solver(attn::softmax_jacobian(p), Eigen::EigenvaluesOnly)
+          .eigenvalues()
+          .maxCoeff();
+    };
+    for (Index t = 0; t < n; ++t) {
+      H(t) = attn::entropy(A.row(t).transpose());
+      H_raw(t) = attn::entropy(A_raw.row(t).transpose());
+      J(t) = norm(A.row(t).transpose());
+      J_raw(t) = norm(A_raw.row(t).transpose());
+    }
+    const auto median = [](VectorXd v) {
+      std::sort(v.data(), v.data() + v.size());
+      return 0.5 * (v(v.size() / 2 - 1) + v(v.size() / 2));
+    };
+    CAPTURE(median(H));
+    CAPTURE(median(H_raw));
+    CAPTURE(median(J));
+    CAPTURE(median(J_raw));
+    CHECK(median(H) > 0.5 * std::log(double(n)));  // the scaled rows spread their weight
+    CHECK(median(H_raw) < 0.1 * median(H));        // the unscaled ones are near one-hot
+    CHECK(median(J_raw) < 0.1 * median(J));  // and pass a tenth of the gradient or less
   }
 
   TEST_CASE("two identical tokens receive equal weight from every query, to rounding") {
