@@ -23,6 +23,7 @@
 #include "attn/least_squares.hpp"
 #include "attn/output.hpp"
 #include "attn/random.hpp"
+#include "robust.hpp"
 
 namespace {
 
@@ -113,7 +114,41 @@ void conditioning(const Options& o, const std::filesystem::path& out, std::strin
 }
 
 // ------------------------------------------------------------------------------------
-// 2. The identities: L, three factorisations of (X^T X)^-1, the hat matrix, GD steps.
+// 2. Least squares against least absolute deviations under three noise laws of variance 1:
+// the best unbiased estimator under Gaussian noise, only the best linear one otherwise.
+void estimators(const Options& o, std::string& text, attn::Results& results) {
+  const Index n = 50, d = 3, M = 4000;
+  attn::Rng rng(attn::run_seed(o.common.seed, 0, 40));
+  const MatrixXd X = attn::random_uniform(n, d, rng, -10.0, 10.0);
+  const VectorXd beta = attn::random_normal(d, 1, rng);
+  const double expected = (X.transpose() * X).inverse().trace();  // E|beta_LS - beta|^2
+  say(text,
+      "2. Mean squared error |beta_hat - beta|^2 of least squares (LS) and least "
+      "absolute\n"
+      "   deviations (LAD), X {} x {} fixed, {} noise draws of variance 1 each\n"
+      "   (LS's expected value is tr (X^T X)^-1 = {:.3e} under every law)\n",
+      n, d, M, expected);
+  say(text, "   {:<18} {:>10} {:>10} {:>12}\n", "noise", "LS", "LAD", "LAD / LS");
+  results["estimators_ls_mse_expected"] = expected;
+  const std::pair<ch03::Noise, const char*> laws[] = {
+      {ch03::Noise::gaussian, "gaussian"},
+      {ch03::Noise::student_t3, "student_t3"},
+      {ch03::Noise::contaminated, "contaminated"}};
+  for (const auto& [noise, key] : laws) {
+    const ch03::EstimatorComparison c = ch03::compare_estimators(X, beta, noise, M, rng);
+    say(text, "   {:<18} {:>10.3e} {:>10.3e} {:>6.2f} (se {:.3f})\n",
+        ch03::to_string(noise), c.mse_ls, c.mse_lad, c.ratio, c.ratio_se);
+    results[fmt::format("estimators_{}_ls_mse", key)] = c.mse_ls;
+    results[fmt::format("estimators_{}_lad_mse", key)] = c.mse_lad;
+    results[fmt::format("estimators_{}_lad_over_ls", key)] = c.ratio;
+    results[fmt::format("estimators_{}_lad_over_ls_se", key)] = c.ratio_se;
+    results[fmt::format("estimators_{}_ls_over_expected", key)] = c.mse_ls / expected;
+  }
+  say(text, "\n");
+}
+
+// ------------------------------------------------------------------------------------
+// 3. The identities: L, three factorisations of (X^T X)^-1, the hat matrix, GD steps.
 void identities(const Options& o, std::string& text, attn::Results& results) {
   attn::Rng rng(attn::run_seed(o.common.seed, 0, 20));
   const Index n = 100, d = 10;
@@ -137,14 +172,17 @@ void identities(const Options& o, std::string& text, attn::Results& results) {
       {W, W.transpose().inverse() * G_inv / w_v, w_v}};
   // [attention-is-ls]
   const char* names[] = {"whitened", "identity_query", "random_factorisation"};
-  say(text, "2. Least squares as attention, n = {}, d = {}, {} new queries x\n", n, d,
+  say(text, "3. Least squares as attention, n = {}, d = {}, {} new queries x\n", n, d,
       Xq.rows());
+  double worst = 0;
   for (int c = 0; c < 3; ++c) {
     const VectorXd y_attn = attn::predict(choices[c], X, Y, Xq, Normalisation::identity);
     const double e = attn::relative_error(y_attn, y_ls);
     say(text, "   h = id, {:<22} |y_attn - y_LS| / |y_LS| = {:.1e}\n", names[c], e);
     results[fmt::format("attention_equals_ls_{}", names[c])] = e;
+    worst = std::max(worst, e);
   }
+  results["attention_equals_ls_max"] = worst;
   const MatrixXd XtX = X.transpose() * X;
   const double l1 = attn::relative_error(L.transpose() * L, XtX.inverse());
   const double l2 = max_abs(L * XtX * L.transpose() - MatrixXd::Identity(d, d));
@@ -178,6 +216,7 @@ void identities(const Options& o, std::string& text, attn::Results& results) {
   results["hat_idempotence"] = max_abs(H * H - H);
   results["hat_trace"] = H.trace();
   results["hat_fraction_negative"] = negative;
+  results["hat_min"] = H.minCoeff();
   results["hat_rowsum_deviation_no_intercept"] =
       (H.rowwise().sum().array() - 1).abs().maxCoeff();
   results["hat_rowsum_deviation_intercept"] =
@@ -203,11 +242,16 @@ void identities(const Options& o, std::string& text, attn::Results& results) {
 }
 
 // ------------------------------------------------------------------------------------
-// 3. The hat-matrix heatmap: 20 samples, 3 features.
-void hat_figure(const Options& o, const std::filesystem::path& out) {
+// 4. The hat-matrix heatmap: 20 samples, 3 features.
+void hat_figure(const Options& o, const std::filesystem::path& out,
+                attn::Results& results) {
   attn::Rng rng(attn::run_seed(o.common.seed, 0, 30));
   const MatrixXd X = attn::random_uniform(20, 3, rng, -10.0, 10.0);
   const MatrixXd H = attn::hat_matrix(X);
+  const Index off_diagonal = H.size() - H.rows();
+  const Index negative = (H.array() < 0).count();  // the diagonal is positive
+  results["hat_figure_offdiagonal_fraction_negative"] =
+      static_cast<double>(negative) / static_cast<double>(off_diagonal);
   MatrixXd table(H.size(), 3);
   for (Index i = 0, r = 0; i < H.rows(); ++i)
     for (Index j = 0; j < H.cols(); ++j, ++r)
@@ -216,7 +260,7 @@ void hat_figure(const Options& o, const std::filesystem::path& out) {
 }
 
 // ------------------------------------------------------------------------------------
-// 4. The source's experiments: train the attention system with h = id and softmax.
+// 5. The source's experiments: train the attention system with h = id and softmax.
 struct Outcome {
   std::vector<attn::RunResult> runs;
   double seconds = 0;
@@ -275,11 +319,13 @@ void experiments(const Options& o, const std::vector<Config>& configs,
   const bool with_id = o.normalisation != "softmax";
   const bool with_softmax = o.normalisation != "identity";
   say(text,
-      "3. Training the attention system (seed 000 §5): {} runs x {} Adam iterations, "
+      "4. Training the attention system (seed 000 §5): {} runs x {} Adam iterations, "
       "lr {:g}, decay {:g}\n",
       o.runs, o.iterations, o.lr, o.decay);
   std::vector<std::vector<attn::CsvCell>> error_rows;
   double total_seconds = 0;
+  long runs_below_1e_4 = 0, id_runs = 0;  // h = id, over all configurations
+  double error_max = 0, excess_max = 0;
   for (std::size_t ci = 0; ci < configs.size(); ++ci) {
     const Config c = configs[ci];
     const std::string name = config_name(c);
@@ -302,6 +348,7 @@ void experiments(const Options& o, const std::vector<Config>& configs,
     // Loss curves: geometric mean and a x/÷ one geometric-sd band over the runs.
     std::vector<std::vector<attn::CsvCell>> rows;
     const auto ls_mean = geometric(ls_loss).first;
+    long within_1pct = -1;  // first iteration whose id curve is within 1% of the LS line
     for (long t = 0; t <= o.iterations; ++t) {
       std::vector<attn::CsvCell> row{double(t)};
       for (const Outcome* h : {&id, &sm}) {
@@ -313,6 +360,7 @@ void experiments(const Options& o, const std::vector<Config>& configs,
         for (const auto& r : h->runs) at_t.push_back(r.loss[std::size_t(t)]);
         const auto [m, f] = geometric(at_t);
         row.insert(row.end(), {m, m / f, m * f});
+        if (h == &id && within_1pct < 0 && m <= 1.01 * ls_mean) within_1pct = t;
       }
       row.push_back(ls_mean);
       rows.push_back(row);
@@ -356,6 +404,12 @@ void experiments(const Options& o, const std::vector<Config>& configs,
           "W_k - "
           "(X^T X)^-1| / |(X^T X)^-1| = {:.2f} (medians)\n",
           median(size_w), median(size_v), median(product));
+      results[name + "_id_iterations_to_within_1pct"] = double(within_1pct);
+      runs_below_1e_4 +=
+          std::count_if(errors.begin(), errors.end(), [](double e) { return e <= 1e-4; });
+      id_runs += long(errors.size());
+      error_max = std::max(error_max, worst);
+      excess_max = std::max(excess_max, *std::max_element(excess.begin(), excess.end()));
       results[name + "_id_mean_abs_W_median"] = median(size_w);
       results[name + "_id_abs_w_v_median"] = median(size_v);
       results[name + "_id_product_vs_xtx_inverse_median"] = median(product);
@@ -390,10 +444,17 @@ void experiments(const Options& o, const std::vector<Config>& configs,
       results[name + "_softmax_test_over_ls_test_median"] = median(test_ratio);
       results["time_" + name + "_softmax_seconds"] = sm.seconds;
       results["time_" + name + "_softmax_ms_per_iteration"] = ms_per_iteration(sm.runs);
+      // 4 n^2 d flops per iteration: the two n x n products (scores, and C = X^T E X).
+      results["time_" + name + "_softmax_gflops"] =
+          4.0 * double(c.n) * double(c.n) * double(c.d) / ms_per_iteration(sm.runs) / 1e6;
       total_seconds += sm.seconds;
     }
   }
   if (with_id) {
+    results["id_runs_error_below_1e-4"] = double(runs_below_1e_4);
+    results["id_runs"] = double(id_runs);
+    results["id_error_rate_max"] = error_max;
+    results["id_final_loss_over_ls_minus_1_max"] = excess_max;
     attn::write_csv(out / "03-error-rates.csv", {"config", "run", "error_rate", "label"},
                     error_rows);
     figures.push_back("03-error-rates");
@@ -432,8 +493,10 @@ void run(Options& o, const attn::CommandLine& cli) {
 
   attn::progress("least squares against the condition number");
   conditioning(o, out, text, results);
+  attn::progress("least squares against least absolute deviations");
+  estimators(o, text, results);
   identities(o, text, results);
-  hat_figure(o, out);
+  hat_figure(o, out, results);
   experiments(o, configs, out, text, results, figures);
 
   for (const auto& f : figures) {

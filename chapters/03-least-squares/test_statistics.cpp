@@ -25,6 +25,7 @@
 #include "attn/least_squares.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
+#include "robust.hpp"
 #include "test_helpers.hpp"
 
 using Eigen::Index;
@@ -163,5 +164,119 @@ TEST_SUITE("ch03") {
     const double kappa = attn::condition_number(X);
     CHECK(max_abs(fisher * cov - MatrixXd::Identity(d, d)) <=
           c_nd(n, d) * kappa * kappa * eps);
+  }
+
+  TEST_CASE(
+      "least absolute deviations is exact: the median for an intercept, a minimum") {
+    // 1. With one column of ones, sum_i |y_i - b| is minimised by the median of Y (n odd).
+    attn::Rng rng(305);
+    for (const Index n : {1, 7, 51}) {
+      const VectorXd Y = attn::random_normal(n, 1, rng);
+      std::vector<double> sorted(Y.data(), Y.data() + n);
+      std::sort(sorted.begin(), sorted.end());
+      const VectorXd b = ch03::least_absolute_deviations(MatrixXd::Ones(n, 1), Y);
+      CHECK(b(0) ==
+            sorted[std::size_t(n / 2)]);  // it fits one point exactly: no rounding
+    }
+    // 2. On the chapter's data it fits d points exactly (a vertex) and every small step
+    // away raises the sum of absolute residuals, which least squares does not minimise.
+    for (const auto [n, d] : std::vector<Shape>{{20, 3}, {100, 10}, {200, 25}}) {
+      const MatrixXd X = samples(n, d, rng);
+      const VectorXd Y =
+          X * attn::random_normal(d, 1, rng) + attn::random_normal(n, 1, rng);
+      const VectorXd b = ch03::least_absolute_deviations(X, Y);
+      const VectorXd r = Y - X * b;
+      const double f = r.cwiseAbs().sum();
+      CAPTURE(n);
+      CAPTURE(d);
+      // The d fitted residuals are rounding-sized: c eps (|X| |b| + |Y|) per entry.
+      const double tiny =
+          c_nd(n, d) * eps * (max_abs(X) * b.cwiseAbs().sum() + max_abs(Y));
+      CHECK((r.array().abs() <= tiny).count() >= d);
+      CHECK(f < (Y - X * attn::least_squares_qr(X, Y)).cwiseAbs().sum());
+      // f is piecewise linear: a step of size 1e-4 changes it by about 1e-4 |X delta|_1,
+      // far above rounding (n eps f ~ 1e-11), and at the minimum never downwards.
+      for (int t = 0; t < 20; ++t) {
+        const VectorXd delta = attn::random_normal(d, 1, rng, 1e-4);
+        CHECK((Y - X * (b + delta)).cwiseAbs().sum() > f);
+      }
+    }
+  }
+
+  TEST_CASE(
+      "least squares is best unbiased only under Gaussian noise: LAD wins heavy tails") {
+    // Least squares attains the Cramer-Rao bound under Gaussian noise (previous test), so
+    // no unbiased estimator beats it there; without normality Gauss-Markov makes it only
+    // the best *linear* unbiased estimator, and least absolute deviations, which is not
+    // linear in Y, beats it under heavy tails. Noise of variance 1 in all three laws. For
+    // large n the ratio of mean squared errors LAD / LS is 1 / (4 f(0)^2), f the noise
+    // density: pi/2 = 1.57 (Gaussian), 0.62 (Student t, 3 dof), 0.17 (contaminated).
+    // The Monte Carlo's ratio has standard error se (delta method on the paired draws);
+    // each bound holds with 4 se to spare, and an "LAD" that returned least squares (ratio
+    // exactly 1) fails all three. (For Student t with 3 dof the squared error has no
+    // finite variance, so se is only indicative there.)
+    const Index n = 30, d = 2, M = 3000;
+    attn::Rng rng(306);
+    const MatrixXd X = samples(n, d, rng);
+    const VectorXd beta = attn::random_normal(d, 1, rng);
+    const auto gaussian =
+        ch03::compare_estimators(X, beta, ch03::Noise::gaussian, M, rng);
+    const auto t3 = ch03::compare_estimators(X, beta, ch03::Noise::student_t3, M, rng);
+    const auto mixed =
+        ch03::compare_estimators(X, beta, ch03::Noise::contaminated, M, rng);
+    CAPTURE(gaussian.ratio);
+    CAPTURE(t3.ratio);
+    CAPTURE(mixed.ratio);
+    CHECK(gaussian.ratio - 4 * gaussian.ratio_se > 1.2);  // measured 1.58 +- 0.02
+    CHECK(t3.ratio + 4 * t3.ratio_se < 0.9);              // measured 0.68 +- 0.02
+    CHECK(mixed.ratio + 4 * mixed.ratio_se < 0.3);        // measured 0.18 +- 0.006
+    // Least squares' own error does not depend on the law, only on the variance: under
+    // Gaussian noise |beta_hat - beta|^2 has mean tr C and variance 2 tr C^2, C =
+    // (X^T X)^-1, so the Monte Carlo mean lies within 4 sqrt(2 tr C^2 / M) of tr C.
+    const MatrixXd C = xtx_inverse(X);
+    CHECK(std::abs(gaussian.mse_ls - C.trace()) <=
+          4 * std::sqrt(2 * (C * C).trace() / double(M)));
+  }
+
+  TEST_CASE(
+      "n (X^T X)^-1 inverts a covariance only for centred X and a correlation if "
+      "scaled") {
+    // (X^T X)^-1 = n^-1 (X^T X / n)^-1, and X^T X / n is the second-moment matrix: it
+    // equals the covariance Sigma (1/n convention) plus m m^T, m the column means. Only
+    // centred columns make it Sigma; only centred columns scaled to unit variance make it
+    // the correlation matrix R, R_ij = Sigma_ij / sqrt(Sigma_ii Sigma_jj).
+    const Index n = 200, d = 3;
+    attn::Rng rng(307);
+    MatrixXd X = samples(n, d, rng);
+    X.col(0) = 2 * X.col(0).array() + 5;    // mean about 5, sd about 11.5
+    X.col(1) = 0.1 * X.col(1).array() - 3;  // mean about -3, sd about 0.6
+    X.col(2) = X.col(2) + 0.5 * X.col(0);   // correlated with column 0
+    const double nn = static_cast<double>(n);
+    const VectorXd m = X.colwise().mean();
+    MatrixXd Sigma = MatrixXd::Zero(d, d);  // by its definition, one sample at a time
+    for (Index i = 0; i < n; ++i) {
+      const VectorXd c = X.row(i).transpose() - m;
+      Sigma += c * c.transpose() / nn;
+    }
+    const VectorXd sd = Sigma.diagonal().cwiseSqrt();
+    const MatrixXd R =
+        sd.cwiseInverse().asDiagonal() * Sigma * sd.cwiseInverse().asDiagonal();
+    const MatrixXd Xc = X.rowwise() - m.transpose();
+    const MatrixXd Z = Xc * sd.cwiseInverse().asDiagonal();
+    // The matrices have entries up to ~200 and condition numbers below ~1e3 (checked), so
+    // the inverses agree to c eps kappa^2 relative; a wrong identity is off by O(1).
+    const auto rel = [](const MatrixXd& A, const MatrixXd& B) {
+      return (A - B).norm() / B.norm();
+    };
+    const double tol = c_nd(n, d) * eps * 1e6;  // c eps kappa^2 with kappa <= 1e3
+    CHECK(attn::condition_number(X) < 1e3);
+    CHECK(attn::condition_number(Xc) < 1e3);
+    CHECK(attn::condition_number(Z) < 1e3);
+    CHECK(rel(X.transpose() * X / nn, Sigma + m * m.transpose()) <= tol);
+    CHECK(rel(nn * xtx_inverse(Xc), Sigma.inverse()) <= tol);  // centred: covariance
+    CHECK(rel(nn * xtx_inverse(Z), R.inverse()) <= tol);       // and scaled: correlation
+    CHECK(rel(nn * xtx_inverse(X), Sigma.inverse()) > 0.1);    // raw: neither
+    CHECK(rel(nn * xtx_inverse(X), R.inverse()) > 0.1);
+    CHECK(rel(nn * xtx_inverse(Xc), R.inverse()) > 0.1);  // centred only: not correlation
   }
 }
