@@ -376,6 +376,8 @@ def section_id(page_id, slug):
     return page_id + "-" + re.sub(r"[^a-z0-9_-]", "", slug)
 
 
+SOURCE_EXTS = (".cpp", ".hpp", ".h")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LINK_RE = re.compile(r"(?<!!)\[([^\]]+)\]\(([^()\s]*?)(#[^()\s]*)?\)")
 ATX_RE = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
 
@@ -408,6 +410,16 @@ def chapter_links(path, text):
             page = own
             if target:
                 full = os.path.normpath(os.path.join(here, target))
+                if full.endswith(SOURCE_EXTS) and os.path.isfile(full):
+                    # a source file: its page on the site (docs/pages.py), GitHub's #L12-L20
+                    # line anchor as the site's #L-12
+                    import pages
+                    line = re.match(r"#L(\d+)", anchor)
+                    href = pages.source_href(os.path.relpath(full, ROOT),
+                                             line.group(1) if line else 1)
+                    if not line:
+                        href = href.split("#")[0]
+                    return '<a href="%s">%s</a>' % (href, label)
                 if os.path.basename(full) != "README.md" or not chapter_slug_of(full):
                     return m.group(0)
                 page = chapter_heading(full)[0]
@@ -441,7 +453,9 @@ def figure_captions(text):
                 j += 1
             caption = " ".join(l.strip() for l in lines[k + 1:j + 1])
             if caption.endswith("*") and len(caption) > 2:
-                caption = caption[1:-1].replace("[", "\\[").replace("]", "\\]")
+                # Doxygen 1.9.4 allows no command in a caption: links keep their text only.
+                caption = re.sub(r"\[([^\]]+)\]\([^()\s]*\)", r"\1", caption[1:-1])
+                caption = caption.replace("[", "\\[").replace("]", "\\]")
                 lines[k] = "![%s](%s)" % (caption, m.group(1))
                 for i in range(k + 1, j + 1):
                     lines[i] = ""
@@ -524,8 +538,8 @@ def site_markdown(path, text, out_dir):
         text = pages.site_text(root, out_dir, os.path.abspath(path), text, pages.source_href)
     except pages.PageError as err:
         sys.stderr.write("%s:1: error: %s\n" % (path, err))
-    text = chapter_links(path, text)
     text = figure_captions(text)
+    text = chapter_links(path, text)
     return test_links(root, text)
 
 

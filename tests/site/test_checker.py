@@ -105,9 +105,10 @@ def build_site(root, mathjax, config, pages, index_links):
     write(os.path.join(site, "fig.svg"), SVG)
     write(os.path.join(site, "dot.png"), PNG, "wb")
     chapters = os.path.join(root, "chapters")
-    write(os.path.join(chapters, "01-listed", "README.md"), "# Listed {#ch01}\n")
-    write(os.path.join(chapters, "02-unlisted", "README.md"), "# Unlisted {#ch02}\n")
-    write(os.path.join(chapters, "03-noid", "README.md"), "# No page id\n")
+    write(os.path.join(chapters, "01-listed", "README.md"), "# Listed\n")
+    write(os.path.join(chapters, "02-unlisted", "README.md"), "# Unlisted\n")
+    # the page id comes from the directory; a {#id} would show on a Git host
+    write(os.path.join(chapters, "03-noid", "README.md"), "# Doxygen syntax {#ch03}\n")
     # the chapter pages themselves
     write(os.path.join(site, "ch01.html"), HEAD % {"title": "ch01", "config": config} + TAIL)
     write(os.path.join(site, "ch02.html"), HEAD % {"title": "ch02", "config": config} + TAIL)

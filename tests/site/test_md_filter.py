@@ -179,11 +179,21 @@ class ChapterNavigation(unittest.TestCase):
             self.assertIn("[elsewhere](https://example.org/#a)", out)
             self.assertIn("```\n[s](#3-why-divide-by-d)\n```", out)  # code untouched
 
+    def test_links_to_sources_go_to_their_site_pages(self):
+        page = os.path.join(md_filter.ROOT, "chapters", "01-self-attention", "README.md")
+        out = md_filter.chapter_links(page, "[`main.cpp`](main.cpp#L5-L9) and "
+                                            "[attention](../../code/src/attention.cpp)\n")
+        self.assertIn('<a href="src/chapters/01-self-attention/main.cpp.html#L-5">`main.cpp`</a>',
+                      out)
+        self.assertIn('<a href="src/code/src/attention.cpp.html">attention</a>', out)
+
     def test_italic_line_under_an_image_is_its_caption(self):
         text = "![alt](../../figures/x.svg)\n*Left: a $x$\nline two.*\n\nnext\n"
         out = md_filter.figure_captions(text)
         self.assertEqual(out.count("\n"), text.count("\n"))
         self.assertTrue(out.startswith("![Left: a $x$ line two.](../../figures/x.svg)\n\n\n"))
+        linked = "![a](x.svg)\n*From [chapter 05](../05-x/README.md).*\n"
+        self.assertTrue(md_filter.figure_captions(linked).startswith("![From chapter 05.](x.svg)"))
         plain = "![alt](x.svg)\n**Bold** text\n"
         self.assertEqual(md_filter.figure_captions(plain), plain)
 
