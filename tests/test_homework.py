@@ -74,6 +74,14 @@ def main():
                         check(f"// Hidden tests of exercise {reg.id}:" in text,
                               f"{rel}: hidden tests of {reg.id} replaced by one line")
                 check(not hw.parse_regions(rel, text), f"{rel}: no markers left")
+            elif rel.endswith(".md") and not filecmp.cmp(os.path.join(hw.ROOT, rel),
+                                                          os.path.join(a, rel), False):
+                # a page's code blocks quote the release's sources: the stubs
+                want = hw.pages.expected(a, None, os.path.join(a, rel),
+                                         hw.read_text(os.path.join(hw.ROOT, rel)),
+                                         code_only=True)
+                check(hw.read_text(os.path.join(a, rel)) == want,
+                      f"{rel}: copied with its code blocks quoting the release's stubs")
             elif not filecmp.cmp(os.path.join(hw.ROOT, rel), os.path.join(a, rel), False):
                 check(False, f"{rel} is copied unchanged")
         check(os.access(os.path.join(a, "book"), os.X_OK), "./book stays executable")

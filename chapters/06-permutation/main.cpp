@@ -162,8 +162,8 @@ std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::p
     ++k;
   }
   attn::progress("");
-  say(text, "   largest residual of a symmetric variant: {:.2e} ({:.1f} x eps)\n",
-      worst_symmetric, worst_symmetric / std::numeric_limits<double>::epsilon());
+  say(text, "   largest residual of a symmetric variant: {:.2e} (eps = {:.1e})\n",
+      worst_symmetric, std::numeric_limits<double>::epsilon());
   say(text, "   smallest residual of a broken variant:   {:.2e}\n\n", weakest_broken);
   results["worst_symmetric_residual"] = worst_symmetric;
   results["weakest_broken_residual"] = weakest_broken;

@@ -65,6 +65,7 @@ class Numbers(unittest.TestCase):
         self.assertEqual(f(0.123, ".1%"), "12.3%")
         self.assertEqual(f(1234.6, ",d"), "1,235")
         self.assertEqual(pages.parse_number("2.8 \\times 10^{-16}"), 2.8e-16)
+        self.assertEqual(pages.parse_number("10^{-8}"), 1e-8)
 
     def test_marked_numbers_are_written_from_results(self):
         b = Book("w <!--#weight .2f-->0.30 and $<!--#count-->9 x$\n"
@@ -129,11 +130,24 @@ class Regions(unittest.TestCase):
                 "<!-- end output -->\n")
         self.assertEqual(b.expected(), want)
         # a residual whose last bits differ on another CPU is not a change ...
-        b.write("chapters/07-demo/README.md", want.replace("2.2e-16", "1.1e-16"))
-        self.assertEqual(b.check(), 0)
+        for other in ("1.1e-16", "0.0e+00", "9.9e-16"):
+            b.write("chapters/07-demo/README.md", want.replace("2.2e-16", other))
+            self.assertEqual(b.check(), 0, other)
+        # ... a number that moved by more than a factor of 10, or changed form, is
+        for other in ("3.0e-10", "2.2", "0.00"):
+            b.write("chapters/07-demo/README.md", want.replace("2.2e-16", other))
+            self.assertEqual(b.check(), 1, other)
         # ... a result is
         b.write("chapters/07-demo/README.md", want.replace("first", "second"))
         self.assertEqual(b.check(), 1)
+
+    def test_error_measurements_compare_within_a_factor_of_ten(self):
+        self.assertTrue(pages.same_output(["kappa 1e+09, err (1.7e-08)"],
+                                          ["kappa 3e+08, err (2.3e-08)"]))
+        self.assertFalse(pages.same_output(["err 1.7e-08"], ["err -1.7e-08"]))
+        self.assertFalse(pages.same_output(["err 1.7e-08"], ["err 1.7e-06"]))
+        self.assertFalse(pages.same_output(["err 1.7e-08"], ["err 0.000000017"]))
+        self.assertFalse(pages.same_output(["weight 0.447"], ["weight 0.448"]))
 
     def test_site_text_keeps_the_line_count(self):
         b = Book("a <!--#count-->7\n<!-- code: main.cpp#tag -->\n<!-- end code -->\n"
