@@ -324,6 +324,11 @@ DOXYGEN_SYNTAX = re.compile(r"(?<![\w\\])[\\@](?:snippet|verbinclude|include|ima
                             r"anchor|section|f[$\[\]{}])(?![A-Za-z])")
 
 
+def plain_lines(text):
+    """The text with fenced code blanked (same offsets)."""
+    return re.sub(r"```.*?```", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+
+
 def heading_slugs(path):
     """GitHub's anchors of a Markdown file's headings (lower case, punctuation dropped)."""
     slugs, fenced = set(), False
@@ -356,6 +361,11 @@ def link_failures(root, page, text):
         line = plain.count("\n", 0, m.start()) + 1
         bad.append(f"{rel}:{line}: Doxygen syntax '{m.group(0).strip()}' would show as text on a "
                    "Git host (docs/md_filter.py writes what the site needs)")
+    for m in re.finditer(r"^[ \t]*(?:>[ \t]*)*(?:[-*+][ \t]+|\d+\.[ \t]+)?<!--#", plain_lines(text),
+                         re.M):
+        line = text.count("\n", 0, m.start()) + 1
+        bad.append(f"{rel}:{line}: a line starts with a number marker: a Git host reads the line "
+                   "as raw HTML (move a word in front of it)")
     for m in re.finditer(r"^#{1,6}[ \t].*\{#[\w-]+\}[ \t]*$", text, re.M):
         line = text.count("\n", 0, m.start()) + 1
         bad.append(f"{rel}:{line}: heading with an {{#id}}: a Git host shows it; the site's ids "

@@ -176,6 +176,13 @@ class Links(unittest.TestCase):
         self.assertIn("09-x/README.md", bad[1])
         self.assertIn("README.md:6: 'section 5' is not a link", bad[2])
 
+    def test_no_line_starts_with_a_number_marker(self):
+        # CommonMark reads a line that starts with "<!--" as an HTML block: on a Git host the
+        # rest of the line would be raw HTML, or dropped, and the paragraph would break there
+        b = Book("a\n<!--#count-->7 b\n> <!--#count-->7\n- <!--#count-->7\nc <!--#count-->7\n")
+        bad = pages.link_failures(b.root, b.readme, pages.read(b.readme))
+        self.assertEqual([x.split(":")[1] for x in bad], ["2", "3", "4"])
+
     def test_no_doxygen_syntax_a_git_host_would_show(self):
         b = Book("# T {#ch07}\n\n\\snippet{lineno} main.cpp tag\nsee \\ref ch01 and "
                  "`\\ref ok` and $\\frac{a}{b}$\n")
