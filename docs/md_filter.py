@@ -399,7 +399,7 @@ def chapter_links(path, text):
             if m and own and "{#" not in line:
                 level, title = m.groups()
                 if level == "#":
-                    lines[k] = "# %s {#%s}" % (title, own)
+                    lines[k] = "# %d · %s {#%s}" % (int(own[2:]), title, own)
                 else:
                     lines[k] = "%s %s {#%s}" % (level, title,
                                                 section_id(own, heading_slug(title)))
@@ -507,9 +507,13 @@ def chapter_nav(path):
         text = text.replace("$", "").replace("\\", "").replace('"', "")
         return '\\ref %s "%s"' % (page, text)
 
-    prev = (ref(order[k - 1][1][0], "← " + order[k - 1][1][1]) if k > 0
+    def numbered(head):
+        page, title = head
+        return "%d · %s" % (int(page[2:]), title) if re.fullmatch(r"ch\d\d", page) else title
+
+    prev = (ref(order[k - 1][1][0], "← " + numbered(order[k - 1][1])) if k > 0
             else ref("index", "← Contents"))
-    nxt = (ref(order[k + 1][1][0], order[k + 1][1][1] + " →") if k + 1 < len(order)
+    nxt = (ref(order[k + 1][1][0], numbered(order[k + 1][1]) + " →") if k + 1 < len(order)
            else ref("index", "Contents ↑"))
     return ('<div class="chapter-nav"><span class="nav-prev">%s</span>'
             '<span class="nav-next">%s</span></div>\n' % (prev, nxt))
@@ -565,9 +569,16 @@ def main(argv):
                          "write it in words or Unicode (e.g. √d)\n" % (argv[1], n))
     nav = chapter_nav(argv[1])
     if nav:
+        # previous / next above the text too, on the blank line under the title (the line
+        # count stays); the page's table of contents (Doxygen puts it at the top)
+        lines = out.split("\n")
+        if len(lines) > 2 and not lines[1].strip():
+            lines[1] = nav.rstrip("\n").replace('class="chapter-nav"',
+                                                 'class="chapter-nav chapter-nav-top"')
+        out = "\n".join(lines)
         if not out.endswith("\n"):
             out += "\n"
-        out += "\n" + nav
+        out += "\n" + nav + "\n\\tableofcontents\n"
     sys.stdout.buffer.write(out.encode("utf-8"))
     return 0
 

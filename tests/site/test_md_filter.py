@@ -148,10 +148,10 @@ class ChapterNavigation(unittest.TestCase):
             nav2 = md_filter.chapter_nav(os.path.join(ch, "02-b", "README.md"))
             nav3 = md_filter.chapter_nav(os.path.join(ch, "03-c", "README.md"))
             self.assertIn('\\ref index "← Contents"', nav1)
-            self.assertIn('\\ref ch02 "Second →"', nav1)
-            self.assertIn('\\ref ch01 "← First"', nav2)
-            self.assertIn('\\ref ch03 "Third →"', nav2)
-            self.assertIn('\\ref ch02 "← Second"', nav3)
+            self.assertIn('\\ref ch02 "2 · Second →"', nav1)
+            self.assertIn('\\ref ch01 "← 1 · First"', nav2)
+            self.assertIn('\\ref ch03 "3 · Third →"', nav2)
+            self.assertIn('\\ref ch02 "← 2 · Second"', nav3)
             self.assertIn('\\ref index "Contents ↑"', nav3)
             self.assertEqual(md_filter.chapter_nav(os.path.join(ch, "draft", "README.md")), "")
             other = os.path.join(tmp, "book", "docs", "notation.md")
@@ -171,7 +171,7 @@ class ChapterNavigation(unittest.TestCase):
                     "```\n[s](#3-why-divide-by-d)\n```\n")
             out = md_filter.chapter_links(page, text)
             self.assertEqual(out.count("\n"), text.count("\n"))
-            self.assertIn("# Title {#ch02}", out)
+            self.assertIn("# 2 · Title {#ch02}", out)
             self.assertIn("## 3. Why divide: by √d {#ch02-3-why-divide-by-d}", out)
             self.assertIn('\\ref ch02-3-why-divide-by-d "section 3"\n', out)
             self.assertIn('\\ref ch01 "chapter 01"', out)
@@ -197,7 +197,7 @@ class ChapterNavigation(unittest.TestCase):
         plain = "![alt](x.svg)\n**Bold** text\n"
         self.assertEqual(md_filter.figure_captions(plain), plain)
 
-    def test_command_line_appends_nav_after_the_text(self):
+    def test_command_line_puts_nav_under_the_title_and_after_the_text(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = os.path.join(tmp, "chapters", "01-a")
             os.makedirs(d)
@@ -207,9 +207,11 @@ class ChapterNavigation(unittest.TestCase):
             out = subprocess.run([sys.executable, FILTER, os.path.join(d, "README.md")],
                                  stdout=subprocess.PIPE, check=True).stdout.decode("utf-8")
             lines = out.split("\n")
-            self.assertEqual(lines[:6], ["# First {#ch01}", "", "Über \\f$x\\f$.", "```", "$$",
-                                         "```"])
-            self.assertIn('class="chapter-nav"', out)
+            self.assertEqual(lines[0], "# First {#ch01}")
+            self.assertIn('class="chapter-nav chapter-nav-top"', lines[1])  # same line count
+            self.assertEqual(lines[2:6], ["Über \\f$x\\f$.", "```", "$$", "```"])
+            self.assertIn('<div class="chapter-nav">', out)
+            self.assertTrue(out.endswith("\\tableofcontents\n"))
 
 
 class DoxygenQuirks(unittest.TestCase):
