@@ -296,8 +296,25 @@ def convert_prose(s):
     return "".join(out)
 
 
+FIGURE_HTML = re.compile(r'<div class="image">\s*<object type="image/svg\+xml" data="([^"]+)"'
+                         r'( style="pointer-events: none;")?></object>\s*'
+                         r'<div class="caption">\s*(.*?)</div>', re.S)
+
+
+def figure_html(m):
+    """A figure opens at full size when clicked, and its caption is its text alternative."""
+    src, caption = m.group(1), m.group(3)
+    plain = re.sub(r"<[^>]+>", "", caption)
+    plain = re.sub(r"\\[()]", "", plain).replace('"', "&quot;").strip()
+    return ('<div class="image"><a class="figure-link" href="%s" title="Open the figure at full '
+            'size"><object type="image/svg+xml" data="%s" role="img" aria-label="%s" '
+            'style="pointer-events: none;"></object></a>\n<div class="caption">\n%s</div>'
+            % (src, src, plain, caption))
+
+
 def fix_html(html_dir):
-    """Remove the WORD JOINER marks and the space Doxygen put after them (see convert_prose)."""
+    """Remove the WORD JOINER marks and the space Doxygen put after them (see convert_prose);
+    make figures links to their full-size SVG with their caption as text alternative."""
     changed = 0
     for root, _, files in os.walk(html_dir):
         for f in files:
@@ -306,10 +323,13 @@ def fix_html(html_dir):
             p = os.path.join(root, f)
             with open(p, encoding="utf-8", newline="") as fh:
                 text = fh.read()
-            if GLUE not in text:
+            new = re.sub(GLUE + "[ \t]?", "", text)
+            if f.endswith(".html"):
+                new = FIGURE_HTML.sub(figure_html, new)
+            if new == text:
                 continue
             with open(p, "w", encoding="utf-8", newline="") as fh:
-                fh.write(re.sub(GLUE + "[ \t]?", "", text))
+                fh.write(new)
             changed += 1
     return changed
 
@@ -387,7 +407,8 @@ def chapter_links(path, text):
     for sections, so GitHub's #slug links work here too) and Markdown links to chapters and
     their sections become \\ref; line count kept."""
     here = os.path.dirname(os.path.abspath(path))
-    own = chapter_heading(path)[0] if chapter_slug_of(path) else None
+    chapter = chapter_slug_of(path)
+    own = page_id(path)
     out = []
     for is_code, chunk in split_fences(text):
         if is_code:
@@ -399,7 +420,8 @@ def chapter_links(path, text):
             if m and own and "{#" not in line:
                 level, title = m.groups()
                 if level == "#":
-                    lines[k] = "# %d · %s {#%s}" % (int(own[2:]), title, own)
+                    if chapter:
+                        lines[k] = "# %d · %s {#%s}" % (int(own[2:]), title, own)
                 else:
                     lines[k] = "%s %s {#%s}" % (level, title,
                                                 section_id(own, heading_slug(title)))
@@ -420,9 +442,9 @@ def chapter_links(path, text):
                     if not line:
                         href = href.split("#")[0]
                     return '<a href="%s">%s</a>' % (href, label)
-                if os.path.basename(full) != "README.md" or not chapter_slug_of(full):
+                page = page_id(full) if full.endswith(".md") else None
+                if not page:
                     return m.group(0)
-                page = chapter_heading(full)[0]
             elif not anchor or not own:
                 return m.group(0)
             dest = section_id(page, anchor[1:]) if anchor else page
@@ -431,6 +453,25 @@ def chapter_links(path, text):
                                          "\n" * breaks)
         out.append(LINK_RE.sub(ref, chunk))
     return "".join(out)
+
+
+def page_id(path):
+    """The site's id of a Markdown page: chNN for a chapter, the {#id} of a docs page's title
+    ("index" for the main page), None for anything else."""
+    if not os.path.isfile(path):
+        return None
+    if chapter_slug_of(path):
+        return chapter_heading(path)[0]
+    if os.path.basename(os.path.dirname(os.path.abspath(path))) != "docs":
+        return None
+    if os.path.basename(path) == "index.md":
+        return "index"
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                m = HEADING_ID_RE.match(line.strip())
+                return m.group(2) if m else None
+    return None
 
 
 def chapter_slug_of(path):

@@ -240,6 +240,8 @@ def expected(root, out_dir, readme, text, times=False, code_only=False, site=Fal
         out += body + [lines[e]]
         prev = e + 1
     out += lines[prev:]
+    if slug:
+        out = number_figures(out, int(slug[:2]))
     if code_only:
         return "\n".join(out)
     in_region = set()
@@ -262,6 +264,21 @@ def expected(root, out_dir, readme, text, times=False, code_only=False, site=Fal
             last = t
         out[i] = "".join(pieces) + line[last:]
     return "\n".join(out)
+
+
+FIGURE_IMAGE = re.compile(r"^!\[[^\]]*\]\([^()\s]+\)[ \t]*$")
+FIGURE_NUMBER = re.compile(r"^\*Figure \d+\.\d+\.[ \t]*")
+
+
+def number_figures(lines, chapter):
+    """Captions (the italic line under an image) start "Figure N.k.", in page order."""
+    out, k = list(lines), 0
+    for i in range(len(out) - 1):
+        if FIGURE_IMAGE.match(out[i]) and out[i + 1].startswith("*") and \
+                not out[i + 1].startswith("**"):
+            k += 1
+            out[i + 1] = f"*Figure {chapter}.{k}. " + FIGURE_NUMBER.sub("*", out[i + 1])[1:]
+    return out
 
 
 def same_output(a, b):

@@ -23,6 +23,12 @@ execute_process(COMMAND "${PYTHON}" "${FILTER}" --fix-html "${HTML_DIR}" RESULT_
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "md_filter.py --fix-html failed")
 endif()
+# The full-text search's data: every section of every page (docs/search.js reads it).
+get_filename_component(docs_dir "${PAGES}" DIRECTORY)
+execute_process(COMMAND "${PYTHON}" -B "${docs_dir}/search_index.py" "${HTML_DIR}" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "search_index.py failed")
+endif()
 # The pages of the source files that code blocks and cited tests link to (html/src/).
 execute_process(COMMAND "${PYTHON}" -B "${PAGES}" sources "${ROOT}" "${HTML_DIR}" RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

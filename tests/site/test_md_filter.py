@@ -248,6 +248,20 @@ class DoxygenQuirks(unittest.TestCase):
 
 
 class Headings(unittest.TestCase):
+    def test_fix_html_makes_figures_links_with_alt_text(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            page = os.path.join(tmp, "ch01.html")
+            with open(page, "w") as f:
+                f.write('<div class="image">\n<object type="image/svg+xml" data="a.svg" '
+                        'style="pointer-events: none;"></object>\n<div class="caption">\n'
+                        'Figure 1.1. Weights of \\(x\\), "quoted".</div></div>')
+            md_filter.fix_html(tmp)
+            with open(page) as f:
+                out = f.read()
+            self.assertIn('<a class="figure-link" href="a.svg"', out)
+            self.assertIn('aria-label="Figure 1.1. Weights of x, &quot;quoted&quot;."', out)
+            self.assertIn('<div class="caption">\nFigure 1.1.', out)
+
     def test_math_in_headings_is_reported(self):
         s = "# Title {#ch01}\n\n## Why $\\sqrt{d}$?\n```\n# $x$ comment\n```\n### Cost $5\n"
         self.assertEqual(md_filter.heading_math_lines(s), [3])

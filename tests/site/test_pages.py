@@ -160,6 +160,12 @@ class Regions(unittest.TestCase):
         self.assertIn("\\verbinclude 07-demo/output.txt", site)
         self.assertNotIn("<!--", site)
 
+    def test_figures_are_numbered_by_chapter(self):
+        b = Book("![a](x.svg)\n*First.*\n\n![b](y.svg)\n*Figure 7.9. Second.*\n\n"
+                 "![c](z.svg)\n**not a caption**\n")
+        self.assertEqual(b.expected(), "![a](x.svg)\n*Figure 7.1. First.*\n\n![b](y.svg)\n"
+                                       "*Figure 7.2. Second.*\n\n![c](z.svg)\n**not a caption**\n")
+
     def test_unclosed_region_is_an_error(self):
         with self.assertRaises(pages.PageError):
             Book("<!-- code: main.cpp#tag -->\nno end\n").expected()

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""The site's full-text search data, from the pages Doxygen wrote.
+
+usage: search_index.py HTML_DIR
+
+Writes HTML_DIR/search-data.js: `window.BOOK_SEARCH_DATA = [...]`, one entry per section of
+every page (page title, section title, link to the section's anchor, the section's text without
+its formulas). docs/search.js indexes it with lunr (Debian's libjs-lunr) in the browser: a
+script file, not a fetched JSON file, so that the search works from file:// too. Only the
+Python standard library is used.
+"""
+import html.parser
+import json
+import os
+import re
+import sys
+
+SKIP_TAGS = {"script", "style", "head", "title"}
+# the contents list, previous/next links and code are not the section's text
+SKIP_CLASSES = {"toc", "chapter-nav", "fragment", "snippet-file", "output-label"}
+HEADINGS = {"h1", "h2", "h3"}
+
+
+class Sections(html.parser.HTMLParser):
+    """Splits div.contents of a Doxygen page into sections at h1-h3 headings with anchors."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.title, self.sections = "", []
+        self.depth_contents = 0   # >0 inside div.contents
+        self.div_depth = 0
+        self.skip = 0
+        self.in_heading = False
+        self.in_title = False
+        self.pending_anchor = None
+        self.current = {"anchor": "", "section": "", "text": []}
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "div":
+            if self.depth_contents:
+                self.depth_contents += 1
+            elif "contents" in (a.get("class") or "").split():
+                self.depth_contents = 1
+        classes = set((a.get("class") or "").split())
+        if self.skip and tag == "div":
+            self.skip += 1  # inside a skipped div: count nested divs to find its end
+        elif tag in SKIP_TAGS or (tag in ("div", "pre") and classes & SKIP_CLASSES):
+            self.skip += 1
+        if tag == "div" and "title" in (a.get("class") or "").split():
+            self.in_title = True
+        if not self.depth_contents:
+            return
+        if tag in HEADINGS:
+            self.flush()
+            self.in_heading = True
+        if tag == "a" and "anchor" in (a.get("class") or "") and a.get("id") and self.in_heading:
+            self.current["anchor"] = a["id"]
+
+    def handle_endtag(self, tag):
+        if self.skip and (tag in SKIP_TAGS or tag in ("div", "pre")):
+            self.skip -= 1
+        if tag == "div":
+            if self.in_title:
+                self.in_title = False
+            if self.depth_contents:
+                self.depth_contents -= 1
+        if tag in HEADINGS:
+            self.in_heading = False
+
+    def handle_data(self, data):
+        if self.skip:
+            return
+        if self.in_title:
+            self.title += data
+        elif self.depth_contents:
+            if self.in_heading:
+                self.current["section"] += data
+            else:
+                self.current["text"].append(data)
+
+    def flush(self):
+        text = " ".join("".join(self.current["text"]).split())
+        if text or self.current["section"].strip():
+            self.sections.append({"anchor": self.current["anchor"],
+                                  "section": " ".join(self.current["section"].split()),
+                                  "text": text})
+        self.current = {"anchor": "", "section": "", "text": []}
+
+    def close(self):
+        super().close()
+        self.flush()
+
+
+def strip_math(text):
+    """Formulas as MathJax reads them (\\( \\), \\[ \\], environments) are not words."""
+    text = re.sub(r"\\\[.*?\\\]|\\\(.*?\\\)", " ", text, flags=re.S)
+    return re.sub(r"\\begin\{(\w+\*?)\}.*?\\end\{\1\}", " ", text, flags=re.S)
+
+
+def entries(html_dir):
+    out = []
+    for name in sorted(os.listdir(html_dir)):
+        if not name.endswith(".html") or name.startswith(("navtree", "search")):
+            continue
+        with open(os.path.join(html_dir, name), encoding="utf-8") as f:
+            p = Sections()
+            p.feed(f.read())
+            p.close()
+        title = " ".join(p.title.split())
+        for s in p.sections:
+            text = " ".join(strip_math(s["text"]).split())
+            if not text and not s["section"]:
+                continue
+            out.append({"u": name + ("#" + s["anchor"] if s["anchor"] else ""),
+                        "p": title, "s": s["section"], "x": text})
+    return out
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    data = entries(argv[1])
+    with open(os.path.join(argv[1], "search-data.js"), "w", encoding="utf-8") as f:
+        f.write("window.BOOK_SEARCH_DATA = ")
+        json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
+        f.write(";\n")
+    print(f"search_index: {len(data)} sections indexed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
