@@ -1,7 +1,7 @@
 # Attention weights of the toy sentence without a mask (left) and with the causal mask (right):
 # two heatmaps with the weight printed in each cell.
 # Data: in = CSV with query,key,weight,query_token,key_token,masked,weight_unmasked (from ch01).
-set terminal svg size 1150,520 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,480 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
 set multiplot layout 1,2
@@ -14,23 +14,24 @@ set cbrange [0:1]
 set palette defined (0 "#f7fbff", 0.5 "#6baed6", 1 "#08306b")
 set tics nomirror out scale 0
 set style fill solid 1.0 noborder
-set tmargin at screen 0.86
-set bmargin at screen 0.14
-# Equal panels: the colour bar sits to the right of the second one.
-set lmargin at screen 0.07
-set rmargin at screen 0.45
+set tmargin at screen 0.84
+set bmargin at screen 0.17
+# Equal panels; no colour bar: every cell prints its weight.
+set lmargin at screen 0.115
+set rmargin at screen 0.545
 unset colorbox
-set title "No mask (an encoder): softmax(XX^T/√4)\nrow t averages every token"
+set title "No mask (encoder): softmax(XX^T/√4)\nrow t averages every token"
 plot in skip 1 using 2:1:(0.5):(0.5):7:xtic(5):ytic(4) with boxxyerror fc palette, \
      in skip 1 using 2:1:(sprintf("%.3f", $7)):($7 > 0.55 ? 0xffffff : 0x000000) \
-        with labels tc rgb variable font "DejaVu Sans,11"
-set lmargin at screen 0.55
-set rmargin at screen 0.93
-set colorbox user origin screen 0.94, screen 0.14 size screen 0.012, screen 0.72
-set cblabel "weight" offset -0.5,0
-set title "Causal mask (a decoder): softmax(XX^T/√4 + M)\nrow t averages tokens 0..t"
-plot in skip 1 using 2:1:(0.5):(0.5):($6 > 0 ? NaN : $3):xtic(5):ytic(4) with boxxyerror fc palette, \
+        with labels tc rgb variable font "DejaVu Sans,12"
+# Same rows as the left panel: its token labels serve both.
+set lmargin at screen 0.565
+set rmargin at screen 0.995
+unset ylabel
+set format y ""
+set title "Causal (decoder): softmax(XX^T/√4 + M)\nrow t averages tokens 0..t"
+plot in skip 1 using 2:1:(0.5):(0.5):($6 > 0 ? NaN : $3):xtic(5) with boxxyerror fc palette, \
      in skip 1 using 2:1:(0.5):($6 > 0 ? 0.5 : NaN) with boxxyerror fs solid 1.0 lc rgb "#eeeeee", \
      in skip 1 using 2:1:($6 > 0 ? "masked" : sprintf("%.3f", $3)):($6 > 0 ? 0x888888 : ($3 > 0.55 ? 0xffffff : 0x000000)) \
-        with labels tc rgb variable font "DejaVu Sans,11"
+        with labels tc rgb variable font "DejaVu Sans,12"
 unset multiplot

@@ -1,6 +1,6 @@
 # Var(q.k) against d, with and without the 1/sqrt(d) scale, with +-2 standard-error bars.
 # Data: in = CSV with d,var,var_scaled,se,se_scaled,max_weight,max_weight_scaled (from ch01).
-set terminal svg size 900,420 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,440 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
 set multiplot layout 1,2
@@ -19,7 +19,7 @@ unset logscale y
 set yrange [0:1.05]
 set format y "%.1f"
 set key bottom right
-set title "Mean largest softmax weight (one query, n keys)"
+set title "Largest softmax weight (mean)"
 plot in skip 1 using 1:6 with linespoints pt 7 ps 0.6 lc rgb "#c0392b" title "softmax(q·k)", \
      in skip 1 using 1:7 with linespoints pt 5 ps 0.6 lc rgb "#2471a3" title "softmax(q·k/√d)"
 unset multiplot

@@ -1,6 +1,6 @@
 # Softmax of s*z as the scale s grows: entropy and Jacobian 2-norm, median and 10-90% band.
 # Data: in = CSV with scale, entropy_{median,p10,p90}, jacobian_{median,p10,p90} (from ch01).
-set terminal svg size 900,420 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,440 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
 set multiplot layout 1,2
@@ -17,7 +17,7 @@ set logscale y 10
 set format y "10^{%L}"
 set yrange [1e-16:1]
 set key bottom left
-set title "Jacobian norm ||J||_2: the gradient that gets through"
+set title "Jacobian norm ||J||_2 (the gradient)"
 # A log axis cannot show 0: clamp the band's lower edge.
 plot in skip 1 using 1:($6 > 1e-16 ? $6 : 1e-16):7 with filledcurves lc rgb "#c0392b" title "10–90% of draws", \
      in skip 1 using 1:5 with lines lw 2 lc rgb "#c0392b" title "median"
