@@ -2,7 +2,7 @@
 # Data: in = CSV with n, mse, mse_lo, mse_hi (±2 standard errors), fitted, h, reference
 # (a line of slope -4/5 through the data's centre) (from ch02);
 # kernel (string), slope, slope_se (numbers).
-set terminal svg size 760,480 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,500 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
 set logscale xy 10

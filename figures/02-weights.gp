@@ -2,13 +2,11 @@
 # sorted by x (columns), one panel per kernel.
 # Data: in = CSV with kernel, key_rank, query, weight, empty (from ch02); h = bandwidth,
 # rows = queries, cols = keys. A query with no key in range is left white (undefined).
-set terminal svg size 1000,760 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,760 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
-set multiplot layout 2,2
+set multiplot
 set key off
-set xlabel "key: training point, ranked by x_i"
-set ylabel "query x"
 set yrange [1:0]
 set xrange [-0.5:cols - 0.5]
 set cbrange [0:*]
@@ -16,8 +14,18 @@ set palette defined (0 "#f7fbff", 0.3 "#6baed6", 1 "#08306b")
 set tics out nomirror
 names = "Gaussian box triangle Epanechnikov"
 cells = rows * cols  # rows of the CSV per kernel: queries x keys
+# 2 x 2 panels, each with its own colour bar; axis labels on the outer panels only.
 do for [k = 0:3] {
-  set title word(names, k + 1) . " kernel, h = " . h
+  x0 = 0.095 + (k % 2) * 0.47
+  y0 = 0.1 + (1 - k / 2) * 0.475
+  set lmargin at screen x0
+  set rmargin at screen x0 + 0.3
+  set bmargin at screen y0
+  set tmargin at screen y0 + 0.35
+  set colorbox user origin screen x0 + 0.315, screen y0 size screen 0.022, screen 0.35
+  if (k % 2 == 0) { set ylabel "query x" offset 1.5,0 } else { unset ylabel }
+  if (k >= 2) { set xlabel "key: training point, ranked by x_i" } else { unset xlabel }
+  set title word(names, k + 1) . " kernel, h = " . h offset 0,-0.4
   plot in skip 1 every ::(k*cells)::((k+1)*cells - 1) using 2:3:($5 > 0 ? NaN : $4) with image pixels
 }
 unset multiplot
