@@ -1,6 +1,6 @@
 # Relative error of beta against the condition number of X, for three least-squares solvers.
 # Data: in = CSV with kappa, normal, qr, svd (median relative error over seeds; from ch03).
-set terminal svg size 640,460 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,520 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
 set logscale xy 10

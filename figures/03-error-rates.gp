@@ -1,6 +1,6 @@
 # Error rate |β_eq − β_LS| / |β_LS| of the trained h = id system, one point per run and configuration.
 # Data: in = CSV with config (0, 1, ...), run, error_rate, label (from ch03).
-set terminal svg size 640,440 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,500 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
 stats in skip 1 using 1 name "C" nooutput

@@ -1,6 +1,6 @@
 # The hat matrix H = X (XᵀX)⁻¹ Xᵀ as a heatmap with signed colours.
 # Data: in = CSV with row, col, value (from ch03).
-set terminal svg size 600,520 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 720,620 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
 set key off

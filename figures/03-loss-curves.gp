@@ -2,7 +2,7 @@
 # for h = id and h = softmax, against the least-squares loss. One CSV per (n, d).
 # Data: in = CSV with iteration, id_mean, id_lo, id_hi, softmax_mean, softmax_lo, softmax_hi, ls.
 # Variables: title; systems = "both" (default), "identity" or "softmax".
-set terminal svg size 640,440 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,500 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
 set logscale y 10
