@@ -5,7 +5,7 @@
 #   04-prediction-error   held-out mean squared error against c (log-log)
 # Data: in = CSV with c, change_{ls,id,softmax,whitened}, mse_{ls,id,softmax,whitened},
 # entropy_{softmax,whitened}, change_layernorm, layernorm_formula (from ch04); logn = log n.
-set terminal svg size 640,440 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,500 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
 set logscale x 10
@@ -36,7 +36,7 @@ if (which eq "04-prediction-change") {
   set yrange [floor / 3:1e16]
   set ylabel "||ŷ(c) − ŷ(1)|| / ||ŷ(1)||"
   set title "Which predictions depend on the unit of x?"
-  set key top left font ",11" spacing 0.9
+  set key top left
   # Fitted slope of the unnormalised attention's change for c ≥ 10: it should be 2 (c²).
   f(x) = a * x + b
   a = 1.5; b = 0.5
@@ -56,7 +56,7 @@ if (which eq "04-prediction-error") {
   set ylabel "held-out mean squared error (V^2)"
   set title "Prediction error in every unit"
   set yrange [0.3:*]
-  set key top left font ",11" spacing 0.9
+  set key top left
   plot in skip 1 using 1:7 with lines lw 2 lc rgb orange title "attention, h = id (W fixed)", \
        in skip 1 using 1:8 with linespoints lw 2 pt 7 ps 0.5 lc rgb red title "softmax attention (W fixed)", \
        in skip 1 using 1:9 with linespoints lw 2 pt 6 ps 0.6 lc rgb green title "softmax attention, whitened", \
