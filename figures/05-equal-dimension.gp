@@ -1,7 +1,7 @@
 # The three feature maps at equal feature dimension D (d_k = 4): relative Frobenius error of
 # the 64 x 64 kernel matrix against D, log-log.
 # Data: in = CSV with map (taylor / exp_limit / random), dim, rel_frobenius_error.
-set terminal svg size 900,420 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,480 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
 set logscale xy 10
@@ -10,7 +10,7 @@ set format y "10^{%L}"
 set xlabel "feature dimension D"
 set ylabel "‖Φ(Q)Φ(K)^T − exp(QK^T)‖ / ‖exp(QK^T)‖"
 set grid lc rgb "#dddddd"
-set key outside right top
+set key top right
 set title "d_k = 4, logits q·k with standard deviation 1/2"
 plot in skip 1 using 2:(strcol(1) eq "taylor" ? $3 : NaN) with linespoints pt 7 ps 0.7 lc rgb "#c0392b" title "Taylor, D = Σ_{ℓ≤p} 4^ℓ", \
      in skip 1 using 2:(strcol(1) eq "exp_limit" ? $3 : NaN) with linespoints pt 5 ps 0.7 lc rgb "#27ae60" title "exp-limit, D = 5^p", \

@@ -3,17 +3,22 @@
 # Data: in = 05-rf-error.csv (r, positive, orthogonal, trigonometric, positive_theory,
 # trig_theory); in2 = 05-rf-kernel.csv (qk, kernel, positive, trig, positive_theory,
 # trig_theory, trig_negative). Variables: sp, so, st = fitted slopes.
-set terminal svg size 1000,440 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,480 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
-set multiplot layout 1,2
+set multiplot
 set logscale xy 10
 set format x "%g"
 set format y "10^{%L}"
 set xlabel "random features r"
 set ylabel "relative RMSE of φ(q)·φ(k)"
 set grid lc rgb "#dddddd"
-set key bottom left
+# Two panels side by side, each with its key underneath (inside, a key would hide data).
+set tmargin at screen 0.9
+set bmargin at screen 0.37
+set lmargin at screen 0.11
+set rmargin at screen 0.48
+set key at screen 0.11, screen 0.215 left top Left reverse samplen 2
 set title "|q| = |k| = 0.5, q·k = 0.1"
 plot in skip 1 using 1:2 with points pt 7 ps 0.7 lc rgb "#c0392b" title sprintf("positive, slope %.2f", sp), \
      in skip 1 using 1:5 with lines dt 2 lc rgb "#c0392b" notitle, \
@@ -24,8 +29,10 @@ unset logscale x
 set format x "%.1f"
 set xrange [-1.05:1.05]
 set yrange [1e-3:3]
-set xlabel "q·k   (|q| = |k| = 1, so e^{q·k} runs from 0.37 to 2.72)"
-set key top center
+set xlabel "q·k   (|q| = |k| = 1)"
+set lmargin at screen 0.6
+set rmargin at screen 0.98
+set key at screen 0.6, screen 0.215 left top Left reverse samplen 2
 set title "r = 64: where each estimator fails"
 plot in2 skip 1 using 1:($3 > 0 ? $3 : NaN) with points pt 7 ps 0.7 lc rgb "#c0392b" title "positive", \
      in2 skip 1 using 1:($5 > 0 ? $5 : NaN) with lines dt 2 lc rgb "#c0392b" notitle, \

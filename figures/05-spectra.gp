@@ -2,17 +2,22 @@
 # sigma_1). Right: numerical rank of softmax(s Q K^T) against the logit scale s.
 # Data: in = 05-spectra.csv (index, softmax, linear_rA, linear_rB); in2 = 05-rank-scale.csv
 # (scale, rank_1e10, rank_1e6, favourites). Variables: ma, mb = the two r.
-set terminal svg size 1000,440 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,480 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
-set multiplot layout 1,2
+set multiplot
 set logscale y 10
 set format y "10^{%L}"
 set yrange [1e-18:2]
 set xlabel "index i"
 set ylabel "σ_i / σ_1"
 set grid lc rgb "#dddddd"
-set key bottom right
+# Two panels side by side, each with its key underneath (inside, a key would hide data).
+set tmargin at screen 0.9
+set bmargin at screen 0.37
+set lmargin at screen 0.135
+set rmargin at screen 0.495
+set key at screen 0.135, screen 0.215 left top Left reverse samplen 2
 set title "Singular values of the attention matrix"
 plot in skip 1 using 1:($2 > 0 ? $2 : NaN) with lines lw 2 lc rgb "#c0392b" title "softmax(QK^T)", \
      in skip 1 using 1:($3 > 0 ? $3 : NaN) with lines lw 2 lc rgb "#27ae60" title sprintf("linear, r = %d", ma), \
@@ -25,7 +30,9 @@ set autoscale y
 set yrange [0:*]
 set xlabel "logit scale s"
 set ylabel "numerical rank"
-set key bottom left
+set lmargin at screen 0.61
+set rmargin at screen 0.98
+set key at screen 0.61, screen 0.215 left top Left reverse samplen 2
 set title "Rank of softmax(s QK^T)"
 plot in2 skip 1 using 1:2 with linespoints pt 7 ps 0.6 lc rgb "#c0392b" title "σ_i > 10^{-10} σ_1", \
      in2 skip 1 using 1:3 with linespoints pt 5 ps 0.6 lc rgb "#d68910" title "σ_i > 10^{-6} σ_1", \

@@ -1,6 +1,6 @@
 # Taylor truncation error |e^t - T_p(t)| against the order p, with the Lagrange bound.
 # Data: in = CSV with p, then err/bound pairs for t = -4, -1, 1, 4 (from ch05).
-set terminal svg size 900,420 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,480 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
 set logscale y 10
@@ -10,8 +10,8 @@ set xrange [0:20]
 set xlabel "order p"
 set ylabel "|e^t − T_p(t)|"
 set grid lc rgb "#dddddd"
-set key outside right top
-set title "Taylor map: error of φ_p(q)·φ_p(k) = T_p(q·k) (points) and Lagrange bound (lines)"
+set key bottom left opaque
+set title "Taylor map: error of T_p(q·k) (points) and Lagrange bound (lines)"
 plot in skip 1 using 1:($2 > 0 ? $2 : NaN) with points pt 7 ps 0.7 lc rgb "#c0392b" title "t = −4", \
      in skip 1 using 1:3 with lines dt 2 lc rgb "#c0392b" notitle, \
      in skip 1 using 1:($4 > 0 ? $4 : NaN) with points pt 5 ps 0.7 lc rgb "#d68910" title "t = −1", \

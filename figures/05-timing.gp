@@ -1,7 +1,7 @@
 # Time per call of softmax attention and linear attention against the sequence length n
 # (log-log), with the measured crossover. Data: in = CSV with n, softmax (empty when not
 # measured), linear. Variables: crossover (0 = none), ss, sl = fitted slopes, d (= d_k), m (= r).
-set terminal svg size 900,420 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,480 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
 set logscale xy 2
