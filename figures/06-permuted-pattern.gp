@@ -1,28 +1,33 @@
 # Attention weights before and after permuting the tokens: three heatmaps side by side.
 # Data: in = CSV with panel,row,col,weight,row_token,col_token (from ch06); panel 0 = A(X),
 # 1 = A(PX) (row i is token perm[i]), 2 = P^T A(PX) P. Variable: n (tokens).
-set terminal svg size 1260,470 font "DejaVu Sans,12" background rgb "white"
+# Each cell prints its weight in per cent (two digits: legible in a 800 px wide figure).
+set terminal svg size 800,400 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
 set key off
-set multiplot layout 1,3 title "One attention head with biases, before and after reordering the tokens"
+set multiplot title "One attention head with biases, before and after reordering the tokens\n(weights in per cent)"
 set xrange [-0.5:n - 0.5]
 set yrange [n - 0.5:-0.5]
-set size ratio -1
 set cbrange [0:*]
 set palette defined (0 "#f7fbff", 0.5 "#6baed6", 1 "#08306b")
-set tics nomirror out scale 0 font "DejaVu Sans,10"
+set tics nomirror out scale 0
 set style fill solid 1.0 noborder
 unset colorbox
-set xlabel "key"
-set ylabel "query"
-array titles[3] = ["A(X): tokens in order", "A(PX): the same tokens reordered", \
-                   "P^{T} A(PX) P: rows and columns put back"]
+set xlabel "key" offset 0,0.4
+# Square panels of 216 x 216 px: 0.27 of the width, 0.54 of the height.
+set bmargin at screen 0.135
+set tmargin at screen 0.675
+array titles[3] = ["A(X)\ntokens in order", "A(PX)\nthe same tokens reordered", \
+                   "P^{T} A(PX) P\nrows and columns put back"]
 do for [p = 0:2] {
-  set title titles[p + 1]
+  set lmargin at screen 0.075 + p * 0.32
+  set rmargin at screen 0.345 + p * 0.32
+  if (p == 0) { set ylabel "query" offset 1,0 } else { unset ylabel }
+  set title titles[p + 1] offset 0,-0.3
   plot in skip 1 every ::(p*n*n)::((p+1)*n*n - 1) using 3:2:(0.5):(0.5):4:xtic(6):ytic(5) \
          with boxxyerror fc palette, \
-       in skip 1 every ::(p*n*n)::((p+1)*n*n - 1) using 3:2:(sprintf("%.2f", $4)):($4 > 0.45 ? 0xffffff : 0x000000) \
-         with labels tc rgb variable font "DejaVu Sans,8"
+       in skip 1 every ::(p*n*n)::((p+1)*n*n - 1) using 3:2:(sprintf("%.0f", 100 * $4)):($4 > 0.45 ? 0xffffff : 0x000000) \
+         with labels tc rgb variable font "DejaVu Sans,12"
 }
 unset multiplot
