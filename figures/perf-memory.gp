@@ -2,7 +2,7 @@
 # (log-log, bench-memory), with the N^2 * 8 bytes one N x N matrix needs and the 4 N d * 8
 # bytes of Q, K, V and the output. Data: in = CSV with N,weights,attention,tiled,n2_mib,
 # inputs_mib (MiB; empty where not measured).
-set terminal svg size 900,420 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,500 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
 set logscale x 2
@@ -12,7 +12,7 @@ set format y "10^{%L}"
 set xlabel "sequence length N"
 set ylabel "peak resident memory (MiB)"
 set grid lc rgb "#dddddd"
-set key top left opaque font ",12"
+set key top left opaque
 set title "Memory of softmax attention, d = 64 (measured peak RSS)"
 set arrow from graph 0, first 1024 to graph 1, first 1024 nohead dt 3 lc rgb "#888888"
 set label "1 GiB" at graph 0.01, first 1300 tc rgb "#555555"

@@ -2,24 +2,38 @@
 # length N, next to Eigen's GEMM on the same shapes, for d = 64 and d = 128 (bench-attention).
 # Data: in64, in128 = CSV with N,gemm,forward,tiled,backward (GFLOP/s, medians).
 # Flops count the matrix products only (4 N^2 d forward, 10 N^2 d backward).
-set terminal svg size 900,420 font "DejaVu Sans,13" background rgb "white"
+set terminal svg size 800,470 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
-set multiplot layout 1,2
+set multiplot
 set logscale x 2
 set format x "2^{%L}"
-set xlabel "sequence length N"
-set ylabel "GFLOP/s (one core)"
+set xlabel "sequence length N" offset 0,0.3
 set yrange [0:100]
 set grid lc rgb "#dddddd"
-set key bottom center maxrows 3 samplen 2 font ",11"
+set key off
+# Two panels side by side; one key for both underneath.
+set tmargin at screen 0.9
+set bmargin at screen 0.31
 do for [i = 1:2] {
   file = (i == 1) ? in64 : in128
+  set lmargin at screen (i == 1) ? 0.1 : 0.59
+  set rmargin at screen (i == 1) ? 0.48 : 0.97
+  if (i == 1) { set ylabel "GFLOP/s (one core)" } else { unset ylabel }
   set title sprintf("d = %d", (i == 1) ? 64 : 128)
-  plot file skip 1 using 1:2 with linespoints pt 9 ps 0.7 dt 2 lw 2 lc rgb "#555555" title "GEMM, same shapes", \
-       file skip 1 using 1:(0.7 * $2) with lines dt 3 lc rgb "#999999" title "70% of GEMM", \
-       file skip 1 using 1:3 with linespoints pt 7 ps 0.6 lc rgb "#c0392b" title "forward, row blocks", \
-       file skip 1 using 1:4 with linespoints pt 5 ps 0.6 lc rgb "#e67e22" title "forward, tiled", \
-       file skip 1 using 1:5 with linespoints pt 13 ps 0.7 lc rgb "#2471a3" title "backward"
+  plot file skip 1 using 1:2 with linespoints pt 9 ps 0.7 dt 2 lw 2 lc rgb "#555555", \
+       file skip 1 using 1:(0.7 * $2) with lines dt 3 lc rgb "#999999", \
+       file skip 1 using 1:3 with linespoints pt 7 ps 0.6 lc rgb "#c0392b", \
+       file skip 1 using 1:4 with linespoints pt 5 ps 0.6 lc rgb "#e67e22", \
+       file skip 1 using 1:5 with linespoints pt 13 ps 0.7 lc rgb "#2471a3"
 }
+# The key: an empty plot over the whole canvas.
+unset title; unset xlabel; unset ylabel; unset tics; unset border; unset grid; unset logscale x
+set lmargin at screen 0; set rmargin at screen 1; set tmargin at screen 1; set bmargin at screen 0
+set key at screen 0.5, screen 0.15 center top horizontal maxrows 2 Left reverse samplen 2 width -3
+plot NaN with linespoints pt 9 ps 0.7 dt 2 lw 2 lc rgb "#555555" title "GEMM, same shapes", \
+     NaN with lines dt 3 lc rgb "#999999" title "70% of GEMM", \
+     NaN with linespoints pt 7 ps 0.6 lc rgb "#c0392b" title "forward, row blocks", \
+     NaN with linespoints pt 5 ps 0.6 lc rgb "#e67e22" title "forward, tiled", \
+     NaN with linespoints pt 13 ps 0.7 lc rgb "#2471a3" title "backward"
 unset multiplot
