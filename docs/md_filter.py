@@ -301,6 +301,21 @@ FIGURE_HTML = re.compile(r'<div class="image">\s*<object type="image/svg\+xml" d
                          r'<div class="caption">\s*(.*?)</div>', re.S)
 
 
+# An inline formula and the punctuation glued to it: "(\(x\))," must not break after the
+# formula, leaving "," or ")" at the start of the next line.
+GLUED_MATH = re.compile(r'([(\[“"‘]?)(\\\((?:(?!\\\)|<).)*\\\))([,.;:!?)\]”"’]{1,3})', re.S)
+
+
+def keep_punctuation(text):
+    """Wraps each inline formula that has punctuation glued to it in a no-break span (outside
+    scripts and code: <script>, <pre> and code fragments are left alone)."""
+    parts = re.split(r'(<script\b.*?</script>|<pre\b.*?</pre>|'
+                     r'<div class="fragment">.*?</div><!-- fragment -->)', text, flags=re.S)
+    for k in range(0, len(parts), 2):
+        parts[k] = GLUED_MATH.sub(r'<span class="math-nowrap">\1\2\3</span>', parts[k])
+    return "".join(parts)
+
+
 def figure_html(m):
     """A figure opens at full size when clicked, and its caption is its text alternative."""
     src, caption = m.group(1), m.group(3)
@@ -325,7 +340,7 @@ def fix_html(html_dir):
                 text = fh.read()
             new = re.sub(GLUE + "[ \t]?", "", text)
             if f.endswith(".html"):
-                new = FIGURE_HTML.sub(figure_html, new)
+                new = keep_punctuation(FIGURE_HTML.sub(figure_html, new))
             if new == text:
                 continue
             with open(p, "w", encoding="utf-8", newline="") as fh:

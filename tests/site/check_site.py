@@ -14,7 +14,15 @@ inspects each page's DOM and POSTs the findings back. A page fails on
     \\begin{, \\frac, any \\command), and math typeset inside code fragments;
   * images that do not load (img with naturalWidth 0, SVG <object>/<embed> without a document);
   * broken internal links (missing file or missing #anchor; external links are only listed);
-  * any request of the page that the server answered 404 (scripts, styles, fonts, images).
+  * any request of the page that the server answered 404 (scripts, styles, fonts, images);
+  * HTML tags or TeX written out as text in a heading;
+  * figure text smaller than 11 px as the figure is shown at 1280 px (font size times scale);
+  * on the reader pages (chapters, main and book pages), at 400, 800 and 1280 px: a page that
+    scrolls sideways (code and wide tables scroll in their own boxes), and at 400 px an open
+    sidebar.
+
+With --search QUERY=PAGE,..., the site's own search (window.bookSearch, docs/search.js), run in
+the main page, must find a section of each PAGE for QUERY.
 
 With --chapters, every chapters/NN-*/README.md must start with "# Title", its page chNN.html
 must exist and be linked from the main page's text, in the order of the chapter directories.
@@ -47,6 +55,11 @@ HARNESS = r"""<!DOCTYPE html>
 <script>
 "use strict";
 const PAGES = __PAGES__;
+const LAYOUT_PAGES = __LAYOUT_PAGES__;   // reader pages: also checked at the narrow widths
+const NARROW_WIDTHS = [400, 800];
+const WIDE = 1280;
+const MIN_FIGURE_TEXT_PX = 11;
+const SEARCHES = __SEARCHES__;           // [[query, [pages a result must come from]]]
 const CONCURRENCY = __CONCURRENCY__;
 const PAGE_TIMEOUT_MS = __PAGE_TIMEOUT_MS__;
 // Elements whose text is not prose: MathJax output and sources, code, scripts.
@@ -92,6 +105,59 @@ function texOf(el, d) {
   return "";
 }
 
+// At a width: the page must not scroll sideways (code and wide tables scroll in their own
+// boxes), and on a phone the sidebar must be closed.
+function layout(w, d, width) {
+  const out = [];
+  for (const el of [d.scrollingElement, d.getElementById("doc-content")]) {
+    if (!el || el.scrollWidth <= el.clientWidth + 2) continue;
+    let culprit = "";
+    for (const e of d.querySelectorAll("div.contents *")) {
+      const r = e.getBoundingClientRect();
+      if (r.right > w.innerWidth + 2 && !e.closest(".fragment,pre,table,.MathJax_Display,.MJXc-display")) {
+        culprit = " (" + e.localName + (e.className ? "." + String(e.className).split(" ")[0] : "") +
+                  ": '" + (e.textContent || "").trim().slice(0, 50) + "')";
+        break;
+      }
+    }
+    out.push("at " + width + " px the page scrolls sideways: " + el.scrollWidth + " px of content in " +
+             el.clientWidth + culprit);
+    break;
+  }
+  const side = d.getElementById("side-nav");
+  if (side && width < 768) {
+    const cs = w.getComputedStyle(side), r = side.getBoundingClientRect();
+    if (cs.display !== "none" && cs.visibility !== "hidden" && r.width > 1 && r.right > 1 &&
+        r.height > 1)
+      out.push("at " + width + " px the sidebar is open (" + Math.round(r.width) + " px wide)");
+  }
+  return out;
+}
+
+// Figures: the smallest text a reader sees, font size times the figure's scale on the page.
+function figureText(d) {
+  const out = [];
+  for (const o of d.querySelectorAll("div.image object")) {
+    let doc = null;
+    try { doc = o.contentDocument; } catch (e) {}
+    const svg = doc && doc.documentElement;
+    if (!svg || svg.localName !== "svg") continue;
+    const drawn = (svg.viewBox && svg.viewBox.baseVal && svg.viewBox.baseVal.width) ||
+                  svg.width.baseVal.value;
+    const scale = o.getBoundingClientRect().width / drawn;
+    let min = Infinity, what = "";
+    for (const t of svg.querySelectorAll("text")) {
+      if (!t.textContent.trim()) continue;
+      const px = parseFloat(doc.defaultView.getComputedStyle(t).fontSize) * scale;
+      if (px < min) { min = px; what = t.textContent.trim().slice(0, 30); }
+    }
+    if (min < MIN_FIGURE_TEXT_PX)
+      out.push("figure " + o.getAttribute("data") + ": text '" + what + "' is " + min.toFixed(1) +
+               " px at " + WIDE + " px (at least " + MIN_FIGURE_TEXT_PX + ")");
+  }
+  return out;
+}
+
 function inspect(path, w, d, mjMessages) {
   const res = {page: path, problems: [], links: [], resources: [], ids: [], contentLinks: [],
                formulas: 0, external: []};
@@ -103,6 +169,14 @@ function inspect(path, w, d, mjMessages) {
       texOf(e, d).trim().slice(0, 160));
   }
   res.formulas = d.querySelectorAll(".mjx-chtml.MathJax_CHTML,mjx-container").length;
+  // Headings: no HTML tags or TeX written out as text
+  for (const h of d.querySelectorAll("div.contents h1, div.contents h2, div.contents h3, " +
+                                     "div.header .title")) {
+    const s = h.textContent;
+    if (/<\/?[a-z][^>]*>/i.test(s)) P("raw HTML tag in a heading: '" + s.trim().slice(0, 80) + "'");
+    if (/\^\(|\^\{|_\{|\\[a-z]+/i.test(s))
+      P("formula written as plain text in a heading: '" + s.trim().slice(0, 80) + "'");
+  }
   for (const e of d.querySelectorAll(".fragment .mjx-chtml, code .mjx-chtml, pre .mjx-chtml, " +
                                      ".fragment .MathJax, pre .MathJax, code .MathJax")) {
     P("math typeset inside a code fragment: " + texOf(e, d).trim().slice(0, 120));
@@ -185,10 +259,10 @@ function inspect(path, w, d, mjMessages) {
   return res;
 }
 
-function checkPage(path) {
+function checkPage(path, width, layoutOnly) {
   return new Promise(resolve => {
     const f = document.createElement("iframe");
-    f.width = 1200; f.height = 900;
+    f.width = width; f.height = 900;
     const mjMessages = [];
     let finished = false;
     const finish = (res) => {
@@ -209,7 +283,13 @@ function checkPage(path) {
     f.onload = async () => {
       const w = f.contentWindow, d = f.contentDocument;
       const run = () => {
-        try { finish(inspect(path, w, d, mjMessages)); }
+        try {
+          if (layoutOnly) { finish({page: path, width: width, problems: layout(w, d, width)}); return; }
+          const res = inspect(path, w, d, mjMessages);
+          if (LAYOUT_PAGES.includes(path)) res.problems.push(...layout(w, d, width));
+          res.problems.push(...figureText(d));
+          finish(res);
+        }
         catch (e) { finish({page: path, problems: ["checker error: " + e], links: [],
                             resources: [], ids: [], contentLinks: [], external: [], formulas: 0}); }
       };
@@ -229,18 +309,48 @@ function checkPage(path) {
   });
 }
 
+// The search, run as a reader runs it: the page's own script, in the main page.
+function checkSearch() {
+  return new Promise(resolve => {
+    if (!SEARCHES.length) { resolve([]); return; }
+    const f = document.createElement("iframe");
+    f.width = WIDE; f.height = 900;
+    f.onload = async () => {
+      const w = f.contentWindow;
+      const out = [];
+      const ok = await waitFor(() => typeof w.bookSearch === "function", 10000);
+      for (const [query, want] of SEARCHES) {
+        if (!ok) { out.push("search: the page has no search (window.bookSearch)"); break; }
+        const got = w.bookSearch(query).map(r => r.url.split("#")[0]);
+        for (const page of want) {
+          if (!got.includes(page))
+            out.push("search for '" + query + "' does not find " + page + " (found: " +
+                     (got.slice(0, 8).join(", ") || "nothing") + ")");
+        }
+      }
+      f.remove();
+      resolve(out);
+    };
+    f.src = "/index.html";
+    document.body.appendChild(f);
+  });
+}
+
 (async function main() {
+  const jobs = PAGES.map(p => [p, WIDE, false]);
+  for (const width of NARROW_WIDTHS) for (const p of LAYOUT_PAGES) jobs.push([p, width, true]);
   let next = 0;
   async function worker() {
-    while (next < PAGES.length) {
-      const path = PAGES[next++];
-      const res = await checkPage(path);
-      await post("__PREFIX__page", res);
+    while (next < jobs.length) {
+      const [path, width, layoutOnly] = jobs[next++];
+      const res = await checkPage(path, width, layoutOnly);
+      await post(layoutOnly ? "__PREFIX__layout" : "__PREFIX__page", res);
     }
   }
   const workers = [];
   for (let i = 0; i < CONCURRENCY; i++) workers.push(worker());
   await Promise.all(workers);
+  await post("__PREFIX__search", {problems: await checkSearch()});
   document.getElementById("status").textContent = "done";
   await post("__PREFIX__done", {});
 })();
@@ -252,6 +362,8 @@ class State:
     def __init__(self):
         self.lock = threading.Lock()
         self.results = {}
+        self.layout = []             # problems found at the narrow widths
+        self.search = []
         self.not_found = []          # (path, referer)
         self.done = threading.Event()
         self.harness = b""
@@ -292,6 +404,13 @@ class Handler(http.server.SimpleHTTPRequestHandler):
             res = json.loads(data.decode("utf-8"))
             with self.state.lock:
                 self.state.results[res["page"]] = res
+        elif self.path == CHECK_PREFIX + "layout":
+            res = json.loads(data.decode("utf-8"))
+            with self.state.lock:
+                self.state.layout += [(res["page"], m) for m in res["problems"]]
+        elif self.path == CHECK_PREFIX + "search":
+            with self.state.lock:
+                self.state.search += json.loads(data.decode("utf-8"))["problems"]
         elif self.path == CHECK_PREFIX + "done":
             self.state.done.set()
         self.send_response(204)
@@ -337,6 +456,16 @@ def stop(proc):
             except ProcessLookupError:
                 pass
             proc.wait(timeout=5)
+
+
+def is_reader_page(path):
+    """The pages a reader reads (chapters, the main page and the book's pages), not the API
+    reference or the source listings: these are also checked at phone and tablet width."""
+    if "/" in path:
+        return False
+    api = ("class", "struct", "namespace", "files", "annotated", "functions", "globals", "dir_",
+           "pages.html", "search")
+    return not (path.startswith(api) or "_8" in path or "_source" in path)
 
 
 def list_pages(site):
@@ -402,7 +531,11 @@ def run_check(args):
     if args.only:
         pages = [p for p in pages if p in args.only]
     state = State()
+    layout_pages = [p for p in pages if is_reader_page(p)]
+    searches = [[q.split("=", 1)[0], q.split("=", 1)[1].split(",")] for q in args.search or []]
     state.harness = (HARNESS.replace("__PAGES__", json.dumps(pages))
+                     .replace("__LAYOUT_PAGES__", json.dumps(layout_pages))
+                     .replace("__SEARCHES__", json.dumps(searches))
                      .replace("__CONCURRENCY__", str(args.jobs))
                      .replace("__PAGE_TIMEOUT_MS__", str(int(args.page_timeout * 1000)))
                      .replace("__PREFIX__", CHECK_PREFIX)).encode("utf-8")
@@ -471,6 +604,10 @@ def run_check(args):
             rel = urllib.parse.unquote(path).lstrip("/")
             if path not in requested_404 and not os.path.isfile(os.path.join(site, rel)):
                 add(page, "missing resource: \"%s\"" % raw)
+    for page, m in state.layout:
+        add(page, m)
+    for m in state.search:
+        add("index.html", m)
     for path, referer in state.not_found:
         ref = urllib.parse.urlsplit(referer).path.lstrip("/")
         if not ref or ref.startswith(CHECK_PREFIX.strip("/")):
@@ -579,6 +716,8 @@ def main():
     ap.add_argument("--page-timeout", type=float, default=30, help="one page, seconds")
     ap.add_argument("--only", nargs="+", help="check only these pages (paths relative to --site)")
     ap.add_argument("--verbose", action="store_true", help="list external links")
+    ap.add_argument("--search", action="append", metavar="QUERY=PAGE[,PAGE...]",
+                    help="the site's search for QUERY must find a section of each PAGE")
     ap.add_argument("--screenshot", nargs=2, metavar=("PAGE", "OUT_PNG"),
                     help="take a PNG screenshot of PAGE (e.g. ch01.html or ch01.html#anchor)")
     ap.add_argument("--width", type=int, default=1200)

@@ -262,6 +262,14 @@ class Headings(unittest.TestCase):
             self.assertIn('aria-label="Figure 1.1. Weights of x, &quot;quoted&quot;."', out)
             self.assertIn('<div class="caption">\nFigure 1.1.', out)
 
+    def test_punctuation_stays_with_its_formula(self):
+        self.assertEqual(md_filter.keep_punctuation("a (\\(x\\)), b \\(y\\) c \\(u +\nv\\)."),
+                         'a <span class="math-nowrap">(\\(x\\)),</span> b \\(y\\) c '
+                         '<span class="math-nowrap">\\(u +\nv\\).</span>')
+        for code in ('<pre class="fragment">f(\\(x\\)).</pre>',
+                     '<script>inlineMath: [["\\\\(", "\\\\)"]],</script>'):
+            self.assertEqual(md_filter.keep_punctuation(code), code)
+
     def test_math_in_headings_is_reported(self):
         s = "# Title {#ch01}\n\n## Why $\\sqrt{d}$?\n```\n# $x$ comment\n```\n### Cost $5\n"
         self.assertEqual(md_filter.heading_math_lines(s), [3])
