@@ -145,6 +145,22 @@ def main(json_dir):
     gnuplot("perf-training.gp", figures / "perf-training.svg",
             **{"in": str(json_dir / "perf-training.csv")})
 
+    def duration(s):
+        return f"{s * 1e6:.3g} µs" if s < 1e-3 else f"{s * 1e3:.3g} ms"
+    train_lines = ["| (n, d) | h = identity | h = softmax | softmax GFLOP/s | GEMM of the score "
+                   "shape, GFLOP/s | PyTorch, identity / softmax (not measured here) |",
+                   "|---|---|---|---|---|---|"]
+    for (n, d), (ti, ts) in pytorch_per_iteration.items():
+        ident = train.get(f"BM_identity/{n}/{d}")
+        soft = train.get(f"BM_softmax/{n}/{d}")
+        gemm = train.get(f"BM_scores_gemm/{n}/{d}")
+        if ident and soft and gemm:
+            train_lines.append(
+                f"| ({n}, {d}) | {duration(ident['s/iter'])} | {duration(soft['s/iter'])} | "
+                f"{soft['GFLOP/s']:.0f} | {gemm['GFLOP/s']:.0f} | "
+                f"{duration(ti)} / {duration(ts)} |")
+    training_table = "\n".join(train_lines)
+
     # The machine, from the run's own context.
     c = att["context"]
     machine = [
@@ -167,7 +183,10 @@ def main(json_dir):
         "Eigen's GEMM on the same shapes:", throughput_table,
         "**Two cores**, GFLOP/s of both threads together (wall time):", cores_table,
         "**Peak memory** (resident set, measured in a fresh child process per size, d = 64):",
-        memory_table])
+        memory_table,
+        "**Chapter 03's trainer**, time per Adam iteration (medians of 3 repetitions); the "
+        "PyTorch column holds one-off timings taken outside this repository, kept in "
+        "`bench/plot.py`, not measured by this run:", training_table])
     text = page.read_text()
     begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
     if begin in text and end in text:
