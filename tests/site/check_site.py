@@ -17,9 +17,8 @@ inspects each page's DOM and POSTs the findings back. A page fails on
   * any request of the page that the server answered 404 (scripts, styles, fonts, images);
   * HTML tags or TeX written out as text in a heading;
   * figure text smaller than 11 px as the figure is shown at 1280 px (font size times scale);
-  * on the reader pages (chapters, main and book pages), at 400, 800 and 1280 px: a page that
-    scrolls sideways (code and wide tables scroll in their own boxes), and at 400 px an open
-    sidebar.
+  * at 400, 800 and 1280 px: a page that scrolls sideways (code, wide tables and formulas
+    scroll in their own boxes), and at 400 px an open sidebar.
 
 With --search QUERY=PAGE,..., the site's own search (window.bookSearch, docs/search.js), run in
 the main page, must find a section of each PAGE for QUERY.
@@ -55,7 +54,7 @@ HARNESS = r"""<!DOCTYPE html>
 <script>
 "use strict";
 const PAGES = __PAGES__;
-const LAYOUT_PAGES = __LAYOUT_PAGES__;   // reader pages: also checked at the narrow widths
+const LAYOUT_PAGES = __LAYOUT_PAGES__;   // pages also checked at the narrow widths (all)
 const NARROW_WIDTHS = [400, 800];
 const WIDE = 1280;
 const MIN_FIGURE_TEXT_PX = 11;
@@ -458,16 +457,6 @@ def stop(proc):
             proc.wait(timeout=5)
 
 
-def is_reader_page(path):
-    """The pages a reader reads (chapters, the main page and the book's pages), not the API
-    reference or the source listings: these are also checked at phone and tablet width."""
-    if "/" in path:
-        return False
-    api = ("class", "struct", "namespace", "files", "annotated", "functions", "globals", "dir_",
-           "pages.html", "search")
-    return not (path.startswith(api) or "_8" in path or "_source" in path)
-
-
 def list_pages(site):
     pages = []
     for root, dirs, files in os.walk(site):
@@ -531,7 +520,7 @@ def run_check(args):
     if args.only:
         pages = [p for p in pages if p in args.only]
     state = State()
-    layout_pages = [p for p in pages if is_reader_page(p)]
+    layout_pages = pages  # every page, also at phone and tablet width
     searches = [[q.split("=", 1)[0], q.split("=", 1)[1].split(",")] for q in args.search or []]
     state.harness = (HARNESS.replace("__PAGES__", json.dumps(pages))
                      .replace("__LAYOUT_PAGES__", json.dumps(layout_pages))
@@ -712,7 +701,7 @@ def main():
     ap.add_argument("--site", required=True, help="the site's html directory")
     ap.add_argument("--chapters", help="chapters/ source dir: every README must be on the index")
     ap.add_argument("--jobs", type=int, default=3, help="pages loaded at once (default 3)")
-    ap.add_argument("--timeout", type=float, default=150, help="whole check, seconds")
+    ap.add_argument("--timeout", type=float, default=400, help="whole check, seconds")
     ap.add_argument("--page-timeout", type=float, default=30, help="one page, seconds")
     ap.add_argument("--only", nargs="+", help="check only these pages (paths relative to --site)")
     ap.add_argument("--verbose", action="store_true", help="list external links")
