@@ -38,6 +38,8 @@ import os
 import re
 import sys
 
+import pages  # docs/pages.py: what the build supplies, the figure and anchor rules
+
 IMAGE_EXTS = (".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp")
 
 # Doxygen block commands whose body is verbatim: \code ... \endcode etc.
@@ -401,11 +403,6 @@ def chapter_heading(path):
     return None
 
 
-def heading_slug(title):
-    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
-    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
-
-
 def section_id(page_id, slug):
     """The site's anchor of a chapter section: chNN-<GitHub slug, ASCII only>."""
     return page_id + "-" + re.sub(r"[^a-z0-9_-]", "", slug)
@@ -422,7 +419,7 @@ def chapter_links(path, text):
     for sections, so GitHub's #slug links work here too) and Markdown links to chapters and
     their sections become \\ref; line count kept."""
     here = os.path.dirname(os.path.abspath(path))
-    chapter = chapter_slug_of(path)
+    chapter = pages.chapter_slug(path)
     own = page_id(path)
     out = []
     for is_code, chunk in split_fences(text):
@@ -439,7 +436,7 @@ def chapter_links(path, text):
                         lines[k] = "# %d · %s {#%s}" % (int(own[2:]), title, own)
                 else:
                     lines[k] = "%s %s {#%s}" % (level, title,
-                                                section_id(own, heading_slug(title)))
+                                                section_id(own, pages.github_slug(title)))
         chunk = "\n".join(lines)
 
         def ref(m):
@@ -450,7 +447,6 @@ def chapter_links(path, text):
                 if full.endswith(SOURCE_EXTS) and os.path.isfile(full):
                     # a source file: its page on the site (docs/pages.py), GitHub's #L12-L20
                     # line anchor as the site's #L-12
-                    import pages
                     line = re.match(r"#L(\d+)", anchor)
                     href = pages.source_href(os.path.relpath(full, ROOT),
                                              line.group(1) if line else 1)
@@ -475,7 +471,7 @@ def page_id(path):
     ("index" for the main page), None for anything else."""
     if not os.path.isfile(path):
         return None
-    if chapter_slug_of(path):
+    if pages.chapter_slug(path):
         return chapter_heading(path)[0]
     if os.path.basename(os.path.dirname(os.path.abspath(path))) != "docs":
         return None
@@ -489,34 +485,19 @@ def page_id(path):
     return None
 
 
-def chapter_slug_of(path):
-    d = os.path.dirname(os.path.abspath(path))
-    return (os.path.basename(os.path.dirname(d)) == "chapters"
-            and re.match(r"\d\d-", os.path.basename(d)) is not None)
-
-
 def figure_captions(text):
     """An image alone on its line followed by an *italic paragraph* (the caption a Git host
     shows) becomes one image whose caption is that paragraph; line count kept."""
     lines = text.split("\n")
-    k = 0
-    while k < len(lines):
-        m = re.match(r"^!\[[^\]]*\]\((\S+)\)[ \t]*$", lines[k])
-        if m and k + 1 < len(lines) and lines[k + 1].startswith("*") and \
-                not lines[k + 1].startswith("**"):
-            j = k + 1
-            while j + 1 < len(lines) and lines[j + 1].strip():
-                j += 1
-            caption = " ".join(l.strip() for l in lines[k + 1:j + 1])
-            if caption.endswith("*") and len(caption) > 2:
-                # Doxygen 1.9.4 allows no command in a caption: links keep their text only.
-                caption = re.sub(r"\[([^\]]+)\]\([^()\s]*\)", r"\1", caption[1:-1])
-                caption = caption.replace("[", "\\[").replace("]", "\\]")
-                lines[k] = "![%s](%s)" % (caption, m.group(1))
-                for i in range(k + 1, j + 1):
-                    lines[i] = ""
-                k = j
-        k += 1
+    for k, j in pages.figures(lines):
+        caption = " ".join(l.strip() for l in lines[k + 1:j + 1])
+        if caption.endswith("*") and len(caption) > 2:
+            # Doxygen 1.9.4 allows no command in a caption: links keep their text only.
+            caption = re.sub(r"\[([^\]]+)\]\([^()\s]*\)", r"\1", caption[1:-1])
+            caption = caption.replace("[", "\\[").replace("]", "\\]")
+            lines[k] = "![%s](%s)" % (caption, pages.FIGURE_IMAGE.match(lines[k]).group(1))
+            for i in range(k + 1, j + 1):
+                lines[i] = ""
     return "\n".join(lines)
 
 
@@ -524,7 +505,6 @@ def test_links(root, text):
     """Backticked names of doctest tests become links to their source line (site only)."""
     sys.path.insert(0, os.path.join(root, "tests"))
     import cited_tests
-    import pages
     where = cited_tests.test_locations(root)
 
     def link(m):
@@ -593,7 +573,6 @@ def site_markdown(path, text, out_dir):
     """What Doxygen reads of a page: the build's code, output and numbers (pages.py), heading
     ids and chapter links, figure captions, test links."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    import pages
     try:
         text = pages.site_text(root, out_dir, os.path.abspath(path), text, pages.source_href)
     except pages.PageError as err:

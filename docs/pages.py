@@ -184,6 +184,15 @@ def chapter_slug(readme):
     return d if parent == "chapters" and re.match(r"\d\d-", d) else None
 
 
+def without_code(text):
+    """The text with the content of its code regions left out (they quote the sources)."""
+    lines = text.split("\n")
+    for kind, b, e, _ in reversed(regions(lines)):
+        if kind == "code":
+            del lines[b + 1:e]
+    return "\n".join(lines)
+
+
 def regions(lines):
     """(kind, begin, end, match) of every managed region; begin/end are the marker lines."""
     found, i = [], 0
@@ -266,18 +275,31 @@ def expected(root, out_dir, readme, text, times=False, code_only=False, site=Fal
     return "\n".join(out)
 
 
-FIGURE_IMAGE = re.compile(r"^!\[[^\]]*\]\([^()\s]+\)[ \t]*$")
+FIGURE_IMAGE = re.compile(r"^!\[[^\]]*\]\(([^()\s]+)\)[ \t]*$")
 FIGURE_NUMBER = re.compile(r"^\*Figure \d+\.\d+\.[ \t]*")
 
 
+def figures(lines):
+    """(image line, last caption line) of every figure: an image alone on its line, then its
+    caption, an *italic paragraph* (what a Git host shows under the image)."""
+    found, i = [], 0
+    while i < len(lines) - 1:
+        if FIGURE_IMAGE.match(lines[i]) and lines[i + 1].startswith("*") and \
+                not lines[i + 1].startswith("**"):
+            j = i + 1
+            while j + 1 < len(lines) and lines[j + 1].strip():
+                j += 1
+            found.append((i, j))
+            i = j
+        i += 1
+    return found
+
+
 def number_figures(lines, chapter):
-    """Captions (the italic line under an image) start "Figure N.k.", in page order."""
-    out, k = list(lines), 0
-    for i in range(len(out) - 1):
-        if FIGURE_IMAGE.match(out[i]) and out[i + 1].startswith("*") and \
-                not out[i + 1].startswith("**"):
-            k += 1
-            out[i + 1] = f"*Figure {chapter}.{k}. " + FIGURE_NUMBER.sub("*", out[i + 1])[1:]
+    """Captions start "Figure N.k.", in page order."""
+    out = list(lines)
+    for k, (i, _) in enumerate(figures(out), 1):
+        out[i + 1] = f"*Figure {chapter}.{k}. " + FIGURE_NUMBER.sub("*", out[i + 1])[1:]
     return out
 
 
@@ -346,15 +368,20 @@ def plain_lines(text):
     return re.sub(r"```.*?```", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
 
 
+def github_slug(title):
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+
+
 def heading_slugs(path):
-    """GitHub's anchors of a Markdown file's headings (lower case, punctuation dropped)."""
+    """The anchors of a Markdown file's headings."""
     slugs, fenced = set(), False
     for line in read(path).split("\n"):
         if line.lstrip().startswith("```"):
             fenced = not fenced
         m = None if fenced else re.match(r"^#{1,6}[ \t]+(.*?)[ \t]*(?:\{#[\w-]+\})?[ \t]*$", line)
         if m:
-            slugs.add(re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-"))
+            slugs.add(github_slug(m.group(1)))
     return slugs
 
 

@@ -324,8 +324,7 @@ def distinctive_lines(files):
             text, regions = files[rel]
             outside.append(release_text(text, regions))
         elif rel.endswith(".md"):  # code blocks quote the sources, solutions included
-            outside.append(re.sub(r"<!-- code: .*?<!-- end code -->", "", read_text(path),
-                                  flags=re.S))
+            outside.append(pages.without_code(read_text(path)))
         elif rel.endswith((".cpp", ".hpp", ".h", ".txt", ".py", ".cmake", ".gp")):
             outside.append(read_text(path))
     outside = "\n".join(outside)
