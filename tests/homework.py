@@ -35,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -275,32 +276,156 @@ def load_marker(root):
 
 # ---- release ----------------------------------------------------------------------------------
 
+def existing_ancestor(path):
+    """The nearest path at or above `path` that exists (where new directories would be
+    created)."""
+    while not os.path.lexists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path
+
+
+def probe_writable(option, given, directory):
+    """Refuses (UsageError) unless a file can be created in `directory`: a read-only or
+    full filesystem, or a directory such as /proc, is found before any work."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".book-probe-")
+        try:
+            os.write(fd, b"probe\n")
+        finally:
+            os.close(fd)
+            os.remove(probe)
+    except OSError as e:
+        raise UsageError(f"{option} {given}: cannot write in {directory} "
+                         f"({e.strerror or e}); it takes a path on a writable filesystem")
+
+
+def make_dirs(path, created):
+    """os.makedirs, appending each directory it creates to `created` (deepest last), so
+    that a failed run can remove them again."""
+    missing = []
+    while not os.path.isdir(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    for d in reversed(missing):
+        os.mkdir(d)
+        created.append(d)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised like SIGINT so that every `finally` cleans up."""
+
+
+def raise_interrupted(signum, frame):
+    raise Interrupted(signum)
+
+
 def cmd_release(args):
     if is_student_copy(ROOT):
         raise UsageError("this is a student copy; make a release from the instructor's copy")
-    out = os.path.abspath(args.out)
-    if out == ROOT or ROOT.startswith(out + os.sep) or (
-            out.startswith(ROOT + os.sep) and not out.startswith(os.path.join(ROOT, "build"))):
-        raise UsageError(f"--out {args.out}: must be outside the book (or under its build/)")
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise UsageError(f"--out {args.out}: exists and is not a directory")
-    if os.path.isdir(out) and os.listdir(out) and not args.force:
-        raise UsageError(f"--out {args.out}: directory is not empty (use --force to "
-                         "replace its contents)")
-    if args.force and os.path.isdir(out) and os.listdir(out) \
-            and not is_student_copy(out):
+    what = ("it takes a new or empty directory outside the book, or an earlier release "
+            "with --force")
+    if args.out is None:
+        raise UsageError(f"release: --out is required; {what}")
+    if not args.out:
+        raise UsageError(f"--out: empty; {what}")
+    out = os.path.realpath(args.out)
+    root = os.path.realpath(ROOT)
+    if out == root or out.startswith(root + os.sep) or root.startswith(out + os.sep):
+        raise UsageError(f"--out {args.out}: is the book, inside it or above it; {what}")
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise UsageError(f"--out {args.out}: exists and is not a directory; {what}")
+    replacing = os.path.isdir(out) and bool(os.listdir(out))
+    if replacing and not args.force:
+        raise UsageError(f"--out {args.out}: directory is not empty (--force replaces an "
+                         "earlier release there)")
+    if replacing and not is_student_copy(out):
         raise UsageError(f"--out {args.out}: not empty and not a student copy; --force "
                          "replaces only an earlier release")
+    parent = os.path.dirname(out)
+    base = existing_ancestor(parent)
+    if not os.path.isdir(base):
+        raise UsageError(f"--out {args.out}: {base} is not a directory; {what}")
+    probe_writable("--out", args.out, base)
     try:
         content, _, exercises = release_files(ROOT)
     except ValueError as e:
         raise UsageError(str(e))
+    size = sum(len(d) if d is not None else os.path.getsize(os.path.join(ROOT, rel))
+               for rel, d in content.items())
+    vfs = os.statvfs(base)
+    free = vfs.f_bavail * vfs.f_frsize
+    need = size + 4096 * (len(content) + 64)  # the files, and a block's slack for each
+    if need > free:
+        raise UsageError(f"--out {args.out}: the student copy needs {need / 2**20:.1f} MiB, "
+                         f"{base} has {free / 2**20:.1f} MiB free")
     t0 = time.monotonic()
-    os.makedirs(out, exist_ok=True)
-    n = sync_tree(ROOT, content, out)
+    # Staged in a directory beside --out and renamed into place: a failure or an interrupt
+    # leaves the earlier state (no copy, or the earlier release) and no temporary directory.
+    created, stage, old, committed = [], None, None, False
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    try:
+        make_dirs(parent, created)
+        name = os.path.basename(out)
+        stage = tempfile.mkdtemp(dir=parent, prefix=f".{name}.book-release-")
+        if replacing:  # an unchanged file keeps its mtime: the build recompiles what changed
+            for rel in content:
+                if os.path.isfile(os.path.join(out, rel)):
+                    dst = os.path.join(stage, rel)
+                    os.makedirs(os.path.dirname(dst), exist_ok=True)
+                    shutil.copy2(os.path.join(out, rel), dst)
+        n = sync_tree(ROOT, content, stage)
+        os.chmod(stage, 0o777 & ~current_umask())
+        signal.pthread_sigmask(signal.SIG_BLOCK, signals)  # the swap is not interrupted
+        if os.path.isdir(out):
+            old = tempfile.mkdtemp(dir=parent, prefix=f".{name}.book-old-")
+            os.rmdir(old)
+            os.rename(out, old)
+            try:
+                os.rename(stage, out)
+            except OSError:
+                os.rename(old, out)
+                old = None
+                raise
+            stage = None
+            committed = True
+            try:  # --force keeps build/ (if this fails, the next build starts afresh)
+                if os.path.isdir(os.path.join(old, "build")):
+                    os.rename(os.path.join(old, "build"), os.path.join(out, "build"))
+            except OSError:
+                pass
+        else:
+            os.rename(stage, out)
+            stage = None
+        created, committed = [], True
+    except OSError as e:
+        raise UsageError(f"--out {args.out}: writing the student copy failed "
+                         f"({e.strerror or e}); nothing was written")
+    finally:
+        for d in (stage, old):
+            if d:
+                shutil.rmtree(d, ignore_errors=True)
+        for d in reversed(created):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+        try:  # a signal that came during the swap arrives now
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
+        except KeyboardInterrupt:
+            if not committed:
+                raise  # (after the swap it is too late to stop: the copy is complete)
     say(f"student copy in {out}: {len(content)} files ({n} written), exercises "
         f"{', '.join(exercises)} ({time.monotonic() - t0:.1f} s)")
     return 0
+
+
+def current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def cmd_list(args):
@@ -668,6 +793,40 @@ def print_table(rows, hidden):
     print(f"  total {total:.2f} of {len(rows)}")
 
 
+def check_json_path(given):
+    """Refuses (UsageError) a --json FILE that could not be written, before any grading."""
+    what = "it takes a file name in an existing, writable directory"
+    if not given:
+        raise UsageError(f"--json: empty; {what}")
+    path = os.path.abspath(given)
+    if os.path.isdir(path):
+        raise UsageError(f"--json {given}: is a directory; {what}")
+    jdir = os.path.dirname(path)
+    if not os.path.isdir(jdir):
+        raise UsageError(f"--json {given}: directory {jdir} does not exist; {what}")
+    probe_writable("--json", given, jdir)
+
+
+def write_atomically(path, text, option):
+    """Writes `text` to a temporary file beside `path`, then renames it into place: a
+    reader sees the old file or the new one, never half of one; no temporary file is left."""
+    path = os.path.abspath(path)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path),
+                               prefix=f".{os.path.basename(path)}.tmp-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o666 & ~current_umask())
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        raise UsageError(f"{option} {path}: writing failed ({e.strerror or e}); "
+                         "nothing was written")
+    finally:
+        if tmp:
+            os.remove(tmp)
+
+
 def cmd_grade(args):
     if not is_student_copy(ROOT):
         raise UsageError(f"grade works in a student copy (made by ./book release; it has "
@@ -680,16 +839,16 @@ def cmd_grade(args):
             if x not in ids:
                 raise UsageError(f"--exercise {x}: unknown exercise (known: {', '.join(ids)})")
         exercises = [e for e in exercises if e["id"] in args.exercise]
-    if args.instructor:
-        inst = os.path.abspath(args.instructor)
-        if not os.path.isdir(inst) or is_student_copy(inst) \
+    if args.instructor is not None:
+        inst = os.path.abspath(args.instructor) if args.instructor else ""
+        if not inst or not os.path.isdir(inst) or is_student_copy(inst) \
                 or not os.path.isfile(os.path.join(inst, "tests", "homework.py")):
             raise UsageError(f"--instructor {args.instructor}: not the instructor's copy of "
-                             "the book")
-    if args.json:
-        jdir = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(jdir):
-            raise UsageError(f"--json {args.json}: directory {jdir} does not exist")
+                             "the book; it takes the directory of the book with the solutions")
+    if args.json is not None:
+        check_json_path(args.json)
+    if args.check_only:
+        return 0
     t0 = time.monotonic()
     if args.instructor:
         src = os.path.join(ROOT, "build", "grade", "src")
@@ -732,10 +891,7 @@ def cmd_grade(args):
         doc = {"book": marker["book"], "format": 1, "hidden_tests": bool(args.instructor),
                "score": round(sum(r["score"] for r in rows), 4), "max_score": len(rows),
                "exercises": rows}
-        with open(args.json + ".tmp", "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=2)
-            f.write("\n")
-        os.replace(args.json + ".tmp", args.json)
+        write_atomically(args.json, json.dumps(doc, indent=2) + "\n", "--json")
         print(f"JSON: {args.json}")
     return 0
 
@@ -851,48 +1007,118 @@ def cmd_validate(args):
 
 # ---- main -------------------------------------------------------------------------------------
 
-def main(argv):
-    p = argparse.ArgumentParser(prog="book", description=__doc__.split("\n")[0])
+def jobs(text):
+    """--jobs: a decimal integer in [1, 256] (no octal reading of a leading zero)."""
+    if not re.fullmatch(r"[0-9]{1,4}", text) or not 1 <= int(text, 10) <= 256:
+        raise argparse.ArgumentTypeError(f"--jobs {text}: it takes an integer in [1, 256]")
+    return int(text, 10)
+
+
+# What each option takes, for the one-line refusals of a missing or bad value.
+TAKES = {
+    "--out": "a directory (release: new, empty, or an earlier release with --force)",
+    "--exercise": "an exercise id such as 03.1 (repeatable)",
+    "--json": "a file name in an existing, writable directory",
+    "--instructor": "the directory of the instructor's copy of the book",
+    "--jobs": "an integer in [1, 256]",
+    "--binary": "a test binary", "--prefix": "a test name prefix", "--labels": "labels",
+    "--exe": "a chapter program", "--figures-dir": "a directory", "--figure": "a figure name",
+}
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="book", description=__doc__.split("\n")[0],
+                                allow_abbrev=False)
     sub = p.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("release", help="write the student copy")
-    r.add_argument("--out", required=True)
+    r = sub.add_parser("release", help="write the student copy", allow_abbrev=False)
+    r.add_argument("--out", metavar="DIR")  # required: checked after unknown options
     r.add_argument("--force", action="store_true")
-    g = sub.add_parser("grade", help="grade a student copy")
-    g.add_argument("--exercise", action="append", help="an exercise id, e.g. 03.1 "
-                   "(repeatable; default: all)")
-    g.add_argument("--json", help="write the scores as JSON to this file")
-    g.add_argument("--instructor", help="the instructor's copy: its hidden tests are run too")
-    g.add_argument("--jobs", type=int, default=2)
-    v = sub.add_parser("validate", help="the instructor's check")
+    g = sub.add_parser("grade", help="grade a student copy", allow_abbrev=False)
+    g.add_argument("--exercise", action="append", metavar="ID", help="an exercise id, e.g. "
+                   "03.1 (repeatable; default: all)")
+    g.add_argument("--json", metavar="FILE", help="write the scores as JSON to this file")
+    g.add_argument("--instructor", metavar="DIR",
+                   help="the instructor's copy: its hidden tests are run too")
+    g.add_argument("--jobs", type=jobs, default=2, metavar="N")
+    g.add_argument("--check-only", action="store_true",
+                   help="check the options, then stop (./book does, before installing)")
+    v = sub.add_parser("validate", help="the instructor's check", allow_abbrev=False)
     v.add_argument("--full-tests-passed", action="store_true",
                    help="./book test has just run every test of the full book")
-    v.add_argument("--jobs", type=int, default=2)
-    sub.add_parser("list", help="the exercises")
-    sub.add_parser("leak-test", help="a release contains no solution text")
-    lab = sub.add_parser("labels")
+    v.add_argument("--jobs", type=jobs, default=2, metavar="N")
+    sub.add_parser("list", help="the exercises", allow_abbrev=False)
+    sub.add_parser("leak-test", help="a release contains no solution text", allow_abbrev=False)
+    lab = sub.add_parser("labels", allow_abbrev=False)
     lab.add_argument("--binary", required=True)
     lab.add_argument("--prefix", required=True)
     lab.add_argument("--labels", default="")
     lab.add_argument("--out", required=True)
-    rc = sub.add_parser("run-chapter")
+    rc = sub.add_parser("run-chapter", allow_abbrev=False)
     rc.add_argument("--exe", required=True)
     rc.add_argument("--out", required=True)
     rc.add_argument("--figures-dir", required=True)
     rc.add_argument("--figure", action="append", default=[])
 
-    def error(message):  # argparse's errors: one line, exit 2
-        raise UsageError(message)
-    p.error = error
-    for s in sub.choices.values():
-        s.error = error
+    def options_of(sp):
+        return [a.option_strings[0] + ("" if a.nargs == 0 else " " + (a.metavar or "X"))
+                for a in sp._actions if a.option_strings and a.dest not in ("help", "check_only")]
+
+    def refuser(name, sp):
+        def error(message):  # argparse's errors, as one line naming the option: exit 2
+            options = options_of(sp)
+            m = re.search(r"argument (--[\w-]+)(?:/[^:]*)?: expected one argument", message)
+            if m:
+                message = f"{m.group(1)} needs a value: {TAKES.get(m.group(1), 'a value')}"
+            m = re.search(r"argument (--[\w-]+): (--[\w-]+ .*)", message)
+            if m:  # a type's own message (--jobs)
+                message = m.group(2)
+            if "arguments are required: cmd" in message:
+                message = f"a command is required (commands: {', '.join(sub.choices)})"
+            m = re.search(r"the following arguments are required: (--.*)", message)
+            if m:
+                missing = m.group(1).split(", ")[0].split("/")[0]
+                message = f"{missing} is required: {TAKES.get(missing, 'a value')}"
+            m = re.search(r"argument cmd: invalid choice: '([^']*)'", message)
+            if m:
+                message = f"unknown command '{m.group(1)}' (commands: {', '.join(sub.choices)})"
+            prefix = f"{name}: " if name else ""
+            suffix = f" (options: {', '.join(options)})" if options and "unknown option" \
+                in message else ""
+            raise UsageError(prefix + message + suffix)
+        return error
+    p.error = refuser("", p)
+    for name, s in sub.choices.items():
+        s.error = refuser(name, s)
+
+    def parse(argv):  # an unknown option is named with its command's options
+        a, unknown = p.parse_known_args(argv)
+        if unknown:
+            sp = sub.choices[a.cmd]
+            kind = "option" if unknown[0].startswith("-") else "argument"
+            raise UsageError(f"{a.cmd}: unknown {kind} '{unknown[0]}' (options: "
+                             f"{', '.join(options_of(sp)) or 'none'})")
+        return a
+    return parse
+
+
+def main(argv):
+    # SIGTERM and SIGHUP end the run like SIGINT does, through every `finally`, so that no
+    # temporary file or half-written copy is left.
+    signal.signal(signal.SIGTERM, raise_interrupted)
+    signal.signal(signal.SIGHUP, raise_interrupted)
     try:
-        a = p.parse_args(argv)
+        a = parser()(argv)
         return {"release": cmd_release, "grade": cmd_grade, "validate": cmd_validate,
                 "list": cmd_list, "leak-test": cmd_leak_test, "labels": cmd_labels,
                 "run-chapter": cmd_run_chapter}[a.cmd](a)
     except UsageError as e:
         print(f"book: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as e:
+        signum = e.args[0] if isinstance(e, Interrupted) else signal.SIGINT
+        print(f"book: interrupted ({signal.Signals(signum).name}); temporary files removed",
+              file=sys.stderr)
+        return 128 + signum
 
 
 if __name__ == "__main__":
