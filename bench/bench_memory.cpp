@@ -2,15 +2,16 @@
 // runs in a child process (fork), which reports its own peak resident set size
 // (getrusage ru_maxrss), so that one measurement's memory cannot hide another's.
 //
-//   weights    attention_weights(Q, K) * V: forms the N x N weight matrix (N^2 * 8 bytes)
-//   attention  attention(Q, K, V): the same numbers a block of queries at a time
-//   tiled      tiled_attention(Q, K, V): online softmax, one 256 x 64 tile of scores
+//   reference   attention(Q, K, V), the reference form: forms the N x N weight matrix
+//               (N^2 * 8 bytes, and the scores before it)
+//   row_blocks  attention_row_blocks(Q, K, V): the same numbers a block of queries at a time
+//   tiled       tiled_attention(Q, K, V): online softmax, one 256 x 64 tile of scores
 //   baseline   a child that allocates nothing: the program's own pages
 //
 // Counters (not rates): peak_RSS_MiB, the child's peak; inputs_MiB, Q, K, V and the output
 // (4 N d doubles), the least any form must hold. One run per size (the peak does not vary
 // with the machine's load). The tiled form goes to N = 65,536 (about 40 s of arithmetic);
-// attention() to 16,384, enough to show that it grows like N too.
+// attention_row_blocks() to 16,384, enough to show that it grows like N too.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -30,7 +31,7 @@ using Eigen::MatrixXd;
 
 constexpr Index d = 64;
 
-enum class Form { baseline, weights, attention, tiled };
+enum class Form { baseline, reference, row_blocks, tiled };
 
 double peak_rss_mib_of_child(Form form, Index n) {
   int fds[2];
@@ -46,8 +47,8 @@ double peak_rss_mib_of_child(Form form, Index n) {
                      K = attn::random_normal(n, d, rng),
                      V = attn::random_normal(n, d, rng);
       MatrixXd O;
-      if (form == Form::weights) O = attn::attention_weights(Q, K, MatrixXd()) * V;
-      if (form == Form::attention) O = attn::attention(Q, K, V, MatrixXd());
+      if (form == Form::reference) O = attn::attention(Q, K, V, MatrixXd());
+      if (form == Form::row_blocks) O = attn::attention_row_blocks(Q, K, V);
       if (form == Form::tiled) O = attn::tiled_attention(Q, K, V);
       check = O.sum();
     }
@@ -87,10 +88,10 @@ BENCHMARK_CAPTURE(BM_peak_memory, baseline, Form::baseline)
     ->Iterations(1)
     ->Repetitions(1)
     ->ArgName("N");
-BENCHMARK_CAPTURE(BM_peak_memory, weights, Form::weights)->Apply([](auto* b) {
+BENCHMARK_CAPTURE(BM_peak_memory, reference, Form::reference)->Apply([](auto* b) {
   sizes(b, 8192);
 });
-BENCHMARK_CAPTURE(BM_peak_memory, attention, Form::attention)->Apply([](auto* b) {
+BENCHMARK_CAPTURE(BM_peak_memory, row_blocks, Form::row_blocks)->Apply([](auto* b) {
   sizes(b, 16384);
 });
 BENCHMARK_CAPTURE(BM_peak_memory, tiled, Form::tiled)->Apply([](auto* b) {

@@ -11,7 +11,6 @@
 // timed by the chapter program itself (the time_* keys of its results.json, `./book run 03`).
 #include <benchmark/benchmark.h>
 
-
 #include "attn/attention_regression.hpp"
 #include "attn/random.hpp"
 

@@ -18,6 +18,6 @@ set arrow from graph 0, first 1024 to graph 1, first 1024 nohead dt 3 lc rgb "#8
 set label "1 GiB" at graph 0.01, first 1300 tc rgb "#555555"
 plot in skip 1 using 1:5 with lines dt 2 lw 2 lc rgb "#555555" title "N^2 · 8 bytes (one N×N matrix)", \
      in skip 1 using 1:6 with lines dt 3 lw 2 lc rgb "#27ae60" title "Q, K, V and output (4Nd · 8 bytes)", \
-     in skip 1 using 1:($2 > 0 ? $2 : NaN) with linespoints pt 7 ps 0.6 lc rgb "#c0392b" title "weights formed: attention\\_weights(Q,K)·V", \
-     in skip 1 using 1:($3 > 0 ? $3 : NaN) with linespoints pt 13 ps 0.7 lc rgb "#8e44ad" title "attention() in row blocks", \
+     in skip 1 using 1:($2 > 0 ? $2 : NaN) with linespoints pt 7 ps 0.6 lc rgb "#c0392b" title "attention() (reference): weights formed", \
+     in skip 1 using 1:($3 > 0 ? $3 : NaN) with linespoints pt 13 ps 0.7 lc rgb "#8e44ad" title "attention\\_row\\_blocks()", \
      in skip 1 using 1:($4 > 0 ? $4 : NaN) with linespoints pt 5 ps 0.6 lc rgb "#e67e22" title "tiled\\_attention() (online softmax)"

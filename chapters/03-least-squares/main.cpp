@@ -56,10 +56,6 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-double max_abs(const MatrixXd& M) {
-  return M.cwiseAbs().maxCoeff();
-}
-
 // ------------------------------------------------------------------------------------
 // 1. Accuracy of the normal equations, QR and the SVD against kappa(X).
 void conditioning(const Options& o, const std::filesystem::path& out, std::string& text,
@@ -185,9 +181,9 @@ void identities(const Options& o, std::string& text, attn::Results& results) {
   results["attention_equals_ls_max"] = worst;
   const MatrixXd XtX = X.transpose() * X;
   const double l1 = attn::relative_error(L.transpose() * L, XtX.inverse());
-  const double l2 = max_abs(L * XtX * L.transpose() - MatrixXd::Identity(d, d));
+  const double l2 = (L * XtX * L.transpose() - MatrixXd::Identity(d, d)).lpNorm<Eigen::Infinity>();
   const MatrixXd LXt = L * X.transpose();
-  const double l3 = max_abs(LXt * LXt.transpose() - MatrixXd::Identity(d, d));
+  const double l3 = (LXt * LXt.transpose() - MatrixXd::Identity(d, d)).lpNorm<Eigen::Infinity>();
   say(text,
       "   whitening map L: |L^T L - (X^T X)^-1| rel = {:.1e}; max|L X^T X L^T - I| = "
       "{:.1e};\n   rows of L X^T orthonormal to {:.1e}\n",
@@ -206,14 +202,14 @@ void identities(const Options& o, std::string& text, attn::Results& results) {
   const MatrixXd H1 = attn::hat_matrix(X1);
   say(text,
       "   hat matrix H: max|S - H| = {:.1e}, max|H^2 - H| = {:.1e}, trace = {:.12f}\n",
-      max_abs(S - H), max_abs(H * H - H), H.trace());
+      (S - H).lpNorm<Eigen::Infinity>(), (H * H - H).lpNorm<Eigen::Infinity>(), H.trace());
   say(text,
       "   {:.0f}% of its entries are negative (min {:.3f}); max|row sum - 1| = {:.2f} "
       "without and {:.1e} with an intercept column\n",
       100 * negative, H.minCoeff(), (H.rowwise().sum().array() - 1).abs().maxCoeff(),
       (H1.rowwise().sum().array() - 1).abs().maxCoeff());
-  results["hat_attention_minus_H"] = max_abs(S - H);
-  results["hat_idempotence"] = max_abs(H * H - H);
+  results["hat_attention_minus_H"] = (S - H).lpNorm<Eigen::Infinity>();
+  results["hat_idempotence"] = (H * H - H).lpNorm<Eigen::Infinity>();
   results["hat_trace"] = H.trace();
   results["hat_fraction_negative"] = negative;
   results["hat_min"] = H.minCoeff();

@@ -29,6 +29,7 @@
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
 #include "attn/svd.hpp"
+#include "attn/tiled_attention.hpp"
 #include "experiments.hpp"
 
 namespace {
@@ -54,10 +55,6 @@ struct Options {
   long max_log2_n = 20;  // timing: linear attention up to N = 2^this
   long block = 256;      // timing: rows per block of the streamed linear attention
 };
-
-double max_abs(const MatrixXd& M) {
-  return M.cwiseAbs().maxCoeff();
-}
 
 // ------------------------------------------------------------------------------------
 // 1. The Taylor map: identity, dimension, truncation error, negative weights.
@@ -409,10 +406,11 @@ void attention_checks(const Options& o, attn::Rng& rng, std::string& text,
   const MatrixXd fast = attn::linear_attention(phiQ, phiK, V);            // O(N m d)
   const MatrixXd slow = attn::kernel_attention_quadratic(phiQ, phiK, V);  // O(N^2 m)
   const MatrixXd rnn = attn::causal_linear_attention(phiQ, phiK, V);
-  const MatrixXd masked = attn::kernel_attention_quadratic(phiQ, phiK, V, true);
+  const MatrixXd masked =
+      attn::kernel_attention_quadratic(phiQ, phiK, V, attn::Masking::causal);
   // [linear-vs-quadratic]
-  const double r_lin = max_abs(fast - slow) / max_abs(slow);
-  const double r_causal = max_abs(rnn - masked) / max_abs(masked);
+  const double r_lin = (fast - slow).lpNorm<Eigen::Infinity>() / slow.lpNorm<Eigen::Infinity>();
+  const double r_causal = (rnn - masked).lpNorm<Eigen::Infinity>() / masked.lpNorm<Eigen::Infinity>();
   say(text, "   max |linear - quadratic| / max |quadratic|               = {:.1e}\n",
       r_lin);
   say(text, "   max |causal recurrence - masked quadratic| / max |masked| = {:.1e}\n",
@@ -424,7 +422,7 @@ void attention_checks(const Options& o, attn::Rng& rng, std::string& text,
   const MatrixXd stable = attn::linear_attention(
       attn::positive_random_features(Q, W, attn::Stabiliser::per_row),
       attn::positive_random_features(K, W, attn::Stabiliser::global), V);
-  const double r_stab = max_abs(stable - fast) / max_abs(fast);
+  const double r_stab = (stable - fast).lpNorm<Eigen::Infinity>() / fast.lpNorm<Eigen::Infinity>();
   say(text,
       "   max-subtraction stabiliser changes the output by          {:.1e} (relative)\n",
       r_stab);
@@ -440,7 +438,7 @@ void attention_checks(const Options& o, attn::Rng& rng, std::string& text,
     const MatrixXd lost =
         attn::linear_attention(under_q, attn::positive_random_features(Kbig, W), V);
     unstable = fmt::format("max |output - plain average of V| = {:.1e}",
-                           max_abs(lost.rowwise() - average.transpose()));
+                           (lost.rowwise() - average.transpose()).lpNorm<Eigen::Infinity>());
   } catch (const std::invalid_argument&) {
     unstable = "0/0, refused";
   }
@@ -450,10 +448,10 @@ void attention_checks(const Options& o, attn::Rng& rng, std::string& text,
   say(text, "   queries and keys x30: largest unstabilised feature {:.1e}; {}\n",
       under_q.maxCoeff(), unstable);
   say(text, "   stabilised: max |output - plain average| = {:.2f}\n",
-      max_abs(big.rowwise() - average.transpose()));
+      (big.rowwise() - average.transpose()).lpNorm<Eigen::Infinity>());
   results["unstabilised_max_feature_x30"] = under_q.maxCoeff();
   results["stabilised_distance_from_average_x30"] =
-      max_abs(big.rowwise() - average.transpose());
+      (big.rowwise() - average.transpose()).lpNorm<Eigen::Infinity>();
 
   // Performer's epsilon, added to every (stabilised) feature: total-variation distance of
   // the weights from those without it.
@@ -655,7 +653,7 @@ void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
     if (j <= max_soft) {
       ts = seconds_per_call(
           [&] {
-            const MatrixXd Y = attn::attention(Q, K, V, MatrixXd());
+            const MatrixXd Y = attn::attention_row_blocks(Q, K, V);
             if (!Y.allFinite())
               throw std::runtime_error("softmax attention: non-finite output");
           },

@@ -107,7 +107,8 @@ TEST_SUITE("ch05") {
         const MatrixXd fQ = attn::positive_random_features(Q, W),
                        fK = attn::positive_random_features(K, W);
         const MatrixXd rnn = attn::causal_linear_attention(fQ, fK, V);
-        const MatrixXd masked = attn::kernel_attention_quadratic(fQ, fK, V, true);
+        const MatrixXd masked =
+            attn::kernel_attention_quadratic(fQ, fK, V, attn::Masking::causal);
         CHECK(max_abs(rnn - masked) <= 8 * eps * double(N + 16) * max_abs(V));
         // Row t depends only on tokens 0..t: changing the last token leaves the rest.
         MatrixXd V2 = V;

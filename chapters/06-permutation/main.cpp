@@ -40,10 +40,6 @@ struct Options {
   long perms = 20;  // random permutations per variant
 };
 
-double max_abs(const MatrixXd& M) {
-  return M.cwiseAbs().maxCoeff();
-}
-
 // One bar of the figure: a map of one token matrix, and the symmetry it should (or should
 // not) have.
 struct Variant {
@@ -79,13 +75,13 @@ std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::p
   const MatrixXd E = attn::sinusoidal_encoding(n, d);
   const MatrixXd Qx = X * plain.W_Q, Vz = Z * plain.W_V;  // fixed queries and values
 
-  const auto self = [](const attn::AttentionParams& p, attn::Weighting h) {
+  const auto self = [](const attn::AttentionParams& p, attn::Normalisation h) {
     return [&p, h](const MatrixXd& Y) { return attn::cross_attention(Y, Y, p, h); };
   };
   const auto block = [](const attn::BlockParams& b, attn::Masking m) {
     return [&b, m](const MatrixXd& Y) { return attn::transformer_block(Y, b, m); };
   };
-  const auto sm = attn::Weighting::softmax;
+  const auto sm = attn::Normalisation::softmax;
   const auto none = attn::Masking::none;
   // [variants]
   const std::vector<Variant> variants{
@@ -94,7 +90,7 @@ std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::p
       {"key_bias", "+ key bias b_K", false, true, X, self(only_bK, sm)},
       {"value_bias", "+ value bias b_V", false, true, X, self(only_bV, sm)},
       {"no_softmax_biases", "h = id: all three biases", false, true, X,
-       self(biased, attn::Weighting::identity)},
+       self(biased, attn::Normalisation::identity)},
       {"multi_head", "multi-head attention", false, true, X,
        [&](const MatrixXd& Y) { return attn::multi_head_attention(Y, post.attention); }},
       {"layer_norm", "LayerNorm (over features)", false, true, X,
@@ -200,11 +196,11 @@ void bias_effects(const Options& o, attn::Rng& rng, std::string& text, attn::Res
     if (w == "b_V") p.b_V = pb.b_V;
     double change[2];
     int i = 0;
-    for (const auto h : {attn::Weighting::softmax, attn::Weighting::identity}) {
+    for (const auto h : {attn::Normalisation::softmax, attn::Normalisation::identity}) {
       // [bias-change]
       const MatrixXd before = attn::cross_attention(X, X, p0, h);
       const MatrixXd after = attn::cross_attention(X, X, p, h);
-      change[i++] = max_abs(after - before);
+      change[i++] = (after - before).lpNorm<Eigen::Infinity>();
       // [bias-change]
     }
     say(text, "   {:<14} {:>12.3e} {:>12.3e}\n", w, change[0], change[1]);
@@ -216,14 +212,14 @@ void bias_effects(const Options& o, attn::Rng& rng, std::string& text, attn::Res
   p.b_V = pb.b_V;
   const MatrixXd soft_shift =
       attn::cross_attention(X, X, p) - attn::cross_attention(X, X, p0);
-  const MatrixXd id_shift = attn::cross_attention(X, X, p, attn::Weighting::identity) -
-                            attn::cross_attention(X, X, p0, attn::Weighting::identity);
+  const MatrixXd id_shift = attn::cross_attention(X, X, p, attn::Normalisation::identity) -
+                            attn::cross_attention(X, X, p0, attn::Normalisation::identity);
   const MatrixXd S =
       (X * p0.W_Q) * (X * p0.W_K).transpose() / std::sqrt(static_cast<double>(d));
   const VectorXd row_sums = S.rowwise().sum();
-  const double soft_res = max_abs(soft_shift - ones * p.b_V.transpose());
-  const double id_res = max_abs(id_shift - row_sums * p.b_V.transpose());
-  const double id_vs_bV = max_abs(id_shift - ones * p.b_V.transpose());
+  const double soft_res = (soft_shift - ones * p.b_V.transpose()).lpNorm<Eigen::Infinity>();
+  const double id_res = (id_shift - row_sums * p.b_V.transpose()).lpNorm<Eigen::Infinity>();
+  const double id_vs_bV = (id_shift - ones * p.b_V.transpose()).lpNorm<Eigen::Infinity>();
   say(text, "   softmax: max |change - 1 b_V^T|       = {:.2e}  (rows of A sum to 1)\n",
       soft_res);
   say(text, "   h = id:  max |change - (S 1) b_V^T|   = {:.2e}\n", id_res);
@@ -242,9 +238,9 @@ void bias_effects(const Options& o, attn::Rng& rng, std::string& text, attn::Res
   const VectorXd b = ch06::vec(d, rng, 1.0);
   const MatrixXd Yb = Y + ones * b.transpose();
   const MatrixXd Yc = Y.array() + b.mean();  // the part of b along 1_d only
-  const double ln_b = max_abs(attn::layer_norm(Yb, {}, {}) - attn::layer_norm(Y, {}, {}));
-  const double ln_c = max_abs(attn::layer_norm(Yc, {}, {}) - attn::layer_norm(Y, {}, {}));
-  const double tn_b = max_abs(attn::token_norm(Yb, {}, {}) - attn::token_norm(Y, {}, {}));
+  const double ln_b = (attn::layer_norm(Yb, {}, {}) - attn::layer_norm(Y, {}, {})).lpNorm<Eigen::Infinity>();
+  const double ln_c = (attn::layer_norm(Yc, {}, {}) - attn::layer_norm(Y, {}, {})).lpNorm<Eigen::Infinity>();
+  const double tn_b = (attn::token_norm(Yb, {}, {}) - attn::token_norm(Y, {}, {})).lpNorm<Eigen::Infinity>();
   say(text, "3. A bias b added to every token, then a normalisation; max |change|\n");
   say(text, "   LayerNorm, general b:          {:.3e}\n", ln_b);
   say(text, "   LayerNorm, b = mean(b) 1_d:    {:.3e}\n", ln_c);
@@ -275,7 +271,7 @@ void heatmap(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
   // P^T A(PX) P: put rows and columns back in the original order.
   const MatrixXd A_back =
       attn::permute_rows(attn::permute_rows(A_perm, inv).transpose(), inv).transpose();
-  const double diff = max_abs(A_back - A);
+  const double diff = (A_back - A).lpNorm<Eigen::Infinity>();
   // [heatmap]
   std::vector<std::vector<attn::CsvCell>> rows;
   const auto token = [](Index t) { return fmt::format("x{}", t); };
@@ -293,10 +289,10 @@ void heatmap(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
   say(text, "4. Attention weights of {} tokens (one head, with biases), permutation:", n);
   for (const auto j : perm) say(text, " {}", j);
   say(text, "\n   max |P^T A(PX) P - A(X)| = {:.2e}; max |A(PX) - A(X)| = {:.3f}\n", diff,
-      max_abs(A_perm - A));
+      (A_perm - A).lpNorm<Eigen::Infinity>());
   results["pattern_tokens"] = n;
   results["pattern_permuted_back_residual"] = diff;
-  results["pattern_change_in_place"] = max_abs(A_perm - A);
+  results["pattern_change_in_place"] = (A_perm - A).lpNorm<Eigen::Infinity>();
 }
 
 void run(Options& o) {

@@ -126,8 +126,8 @@ TEST_SUITE("ch06") {
       // The bias does reach the scores: without softmax the same b_K changes the output.
       attn::AttentionParams p0 = p;
       p0.b_K.resize(0);
-      CHECK(rel(attn::cross_attention(X, Z, p, attn::Weighting::identity),
-                attn::cross_attention(X, Z, p0, attn::Weighting::identity)) > broken);
+      CHECK(rel(attn::cross_attention(X, Z, p, attn::Normalisation::identity),
+                attn::cross_attention(X, Z, p0, attn::Normalisation::identity)) > broken);
     });
   }
 
@@ -181,7 +181,7 @@ TEST_SUITE("ch06") {
                      Z = attn::random_normal(n + 2, d, rng);
       const attn::AttentionParams p0 = ch06::random_attention(d, d, d, false, rng);
       const attn::AttentionParams pb = ch06::random_attention(d, d, d, true, rng);
-      const auto id = attn::Weighting::identity;
+      const auto id = attn::Normalisation::identity;
       const MatrixXd Q = X * p0.W_Q, K = Z * p0.W_K, V = Z * p0.W_V;
       const double s = 1.0 / std::sqrt(static_cast<double>(d));
       const MatrixXd S = s * Q * K.transpose();  // the weights, h = id
@@ -215,7 +215,7 @@ TEST_SUITE("ch06") {
     for_all([](Index n, Index d, Index, attn::Rng& rng, const attn::Permutation& perm) {
       const MatrixXd X = attn::random_normal(n, d, rng);
       const attn::AttentionParams p = ch06::random_attention(d, d, d, true, rng);
-      for (const auto h : {attn::Weighting::softmax, attn::Weighting::identity}) {
+      for (const auto h : {attn::Normalisation::softmax, attn::Normalisation::identity}) {
         const auto f = [&](const MatrixXd& Y) {
           return attn::cross_attention(Y, Y, p, h);
         };

@@ -1,6 +1,5 @@
 #include "attn/attention.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -8,28 +7,17 @@
 
 #include "attn/exercise.hpp"
 #include "attn/softmax.hpp"
-#include "attn/tiled_attention.hpp"
 #include "common.hpp"
-#include "exp_kernel.hpp"
 
 namespace attn {
 
-namespace {
-
+using detail::add_to_rows;
 using detail::require;
 using detail::shape;
 
-// Adds the row vector b to every row of M (no bias when b is empty).
-Eigen::MatrixXd with_bias(Eigen::MatrixXd M, const Eigen::VectorXd& b, const char* name) {
-  if (b.size() == 0) return M;
-  require(b.size() == M.cols(), std::string("self_attention: ") + name + " has size " +
-                                    std::to_string(b.size()) + ", expected " +
-                                    std::to_string(M.cols()));
-  M.rowwise() += b.transpose();
-  return M;
+const char* to_string(Normalisation h) {
+  return h == Normalisation::identity ? "identity" : "softmax";
 }
-
-}  // namespace
 
 Eigen::MatrixXd causal_mask(Eigen::Index n) {
   // BEGIN SOLUTION 01.6 unused(n)
@@ -53,6 +41,12 @@ Eigen::MatrixXd attention_weights(const Eigen::Ref<const Eigen::MatrixXd>& Q,
   const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));  // 1/sqrt(d_k)
   Eigen::MatrixXd logits = scale * (Q * K.transpose());
   // [scaled-logits]
+  // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN, and
+  // not a score of -inf that would pass for a mask.
+  if (!logits.allFinite())
+    for (Eigen::Index i = 0; i < logits.rows(); ++i)
+      require(logits.row(i).allFinite(),
+              "attention: row " + std::to_string(i) + " has an infinite score");
   if (mask.size() > 0) {
     require(mask.rows() == logits.rows() && mask.cols() == logits.cols(),
             "attention: mask is " + shape(mask) + ", expected " + shape(logits));
@@ -69,41 +63,9 @@ Eigen::MatrixXd attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                     "; every key needs exactly one value row");
   // 0 * inf is NaN: a masked but infinite value row would still poison every output row.
   require(V.allFinite(), "attention: V has a NaN or infinite entry");
-  if (Q.rows() == 0 || K.rows() == 0 || mask.size() > 0)
-    return attention_weights(Q, K, mask) * V;
-  require(Q.cols() == K.cols(), "attention: Q is " + shape(Q) + " and K is " + shape(K) +
-                                    "; queries and keys need the same width d_k");
-  require(Q.cols() > 0, "attention: d_k must be at least 1");
-  require(Q.allFinite() && K.allFinite(),
-          "attention: Q or K has a NaN or infinite entry");
-  // Without a mask: the same softmax(Q K^T / sqrt(d_k)) V, computed for a block of queries
-  // at a time (attention_row_block), so that the block's scores stay in the processor's
-  // cache from the product that makes them to the product that consumes them, and the
-  // n x n matrix of weights is never stored.
-  // [attention-row-blocks]
-  const Eigen::Index n = Q.rows(), nk = K.rows();
-  const Eigen::Index block = std::min(n, attention_row_block(nk));
-  const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));  // 1/sqrt(d_k)
-  Eigen::MatrixXd T(nk,
-                    block);  // column c: the scores, then the weights, of query i0 + c
-  Eigen::VectorXd sums(block);
-  Eigen::MatrixXd out(n, V.cols());
-  for (Eigen::Index i0 = 0; i0 < n; i0 += block) {
-    const Eigen::Index b = std::min(block, n - i0);
-    auto Tb = T.leftCols(b);
-    Tb.noalias() = scale * (K * Q.middleRows(i0, b).transpose());
-    for (Eigen::Index c = 0; c < b; ++c) {  // stable softmax numerators, row by row
-      detail::exp_shifted(Tb.col(c).data(), nk, Tb.col(c).maxCoeff());
-      sums(c) = Tb.col(c).sum();  // in [1, nk]: the largest term is e^0 = 1
-      // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
-      require(std::isfinite(sums(c)),
-              "attention: row " + std::to_string(i0 + c) + " has an infinite score");
-    }
-    out.middleRows(i0, b).noalias() = Tb.transpose() * V;
-    out.middleRows(i0, b).array().colwise() /= sums.head(b).array();
-  }
-  return out;
-  // [attention-row-blocks]
+  // [attention-reference]
+  return attention_weights(Q, K, mask) * V;  // softmax_rows(Q K^T / sqrt(d_k) + M) V
+  // [attention-reference]
 }
 
 Eigen::MatrixXd self_attention(const Eigen::Ref<const Eigen::MatrixXd>& X,
@@ -114,9 +76,9 @@ Eigen::MatrixXd self_attention(const Eigen::Ref<const Eigen::MatrixXd>& X,
           ", " + shape(p.W_K) + ", " + shape(p.W_V) + " (each needs " +
           std::to_string(X.cols()) + " rows)");
   // [qkv]
-  const Eigen::MatrixXd Q = with_bias(X * p.W_Q, p.b_Q, "b_Q");
-  const Eigen::MatrixXd K = with_bias(X * p.W_K, p.b_K, "b_K");
-  const Eigen::MatrixXd V = with_bias(X * p.W_V, p.b_V, "b_V");
+  const Eigen::MatrixXd Q = add_to_rows(X * p.W_Q, p.b_Q, "self_attention b_Q");
+  const Eigen::MatrixXd K = add_to_rows(X * p.W_K, p.b_K, "self_attention b_K");
+  const Eigen::MatrixXd V = add_to_rows(X * p.W_V, p.b_V, "self_attention b_V");
   const Eigen::MatrixXd mask =
       masking == Masking::causal ? causal_mask(X.rows()) : Eigen::MatrixXd();
   return attention(Q, K, V, mask);

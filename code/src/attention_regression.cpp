@@ -12,10 +12,10 @@
 #include <string>
 #include <thread>
 
+#include "attn/fast_exp.hpp"
 #include "attn/least_squares.hpp"
 #include "attn/softmax.hpp"
 #include "common.hpp"
-#include "exp_kernel.hpp"
 
 namespace attn {
 
@@ -62,11 +62,6 @@ struct Problem {
   Problem(const Eigen::Ref<const MatrixXd>& X_, const Eigen::Ref<const VectorXd>& Y_)
       : X(X_), Y(Y_), XtY(X_.transpose() * Y_), yhat(X_.rows()) {}
 };
-
-// e^x for every x in [-708, 0], in place: the softmax's exponentials, the costliest step
-// after the two matrix products (exp_kernel.hpp). Below -708 the caller clamps, so tiny
-// weights come out as ~3e-308 instead of 0, which changes no sum visibly.
-using detail::exp_nonpositive;
 
 // The loss at (W_q, W_k, w_v) and, if dW_q is not null, the gradient into
 // (*dW_q, *dW_k, *dw_v). The prediction is left in problem.yhat.
@@ -138,8 +133,11 @@ double evaluate(const Eigen::Ref<const MatrixXd>& W_q,
         t.setConstant(std::numeric_limits<double>::quiet_NaN());
         continue;
       }
+      // The exponentials, the costliest step after the two matrix products, by
+      // fast_exp (fast_exp.hpp); clamped at -708, so tiny weights come out as ~3e-308
+      // instead of 0, which changes no sum visibly.
       t.array() = (t.array() - m).max(-708.0);
-      exp_nonpositive(t.data(), n);
+      fast_exp_nonpositive(t);
       const double inv_sum = 1.0 / t.sum();
       const double z = t.dot(Y) * inv_sum;  // z_i = (A Y)_i, a weighted mean of Y
       problem.yhat(i) = w_v * z;
@@ -199,10 +197,6 @@ std::uint64_t splitmix64(std::uint64_t x) {
 }
 
 }  // namespace
-
-const char* to_string(Normalisation h) {
-  return h == Normalisation::identity ? "identity" : "softmax";
-}
 
 Eigen::MatrixXd attention_matrix(const AttentionRegressor& p,
                                  const Eigen::Ref<const Eigen::MatrixXd>& X,

@@ -1,8 +1,10 @@
 #pragma once
 // Internal to the library (not installed, not in the API reference): the argument checks
-// the source files share, so that each error message is built the same way.
+// the source files share, so that each error message is built the same way, and the one
+// way to add a bias to every row.
 
 #include <Eigen/Core>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -23,6 +25,24 @@ inline std::string shape(Eigen::Index rows, Eigen::Index cols) {
 
 inline std::string shape(const Eigen::Ref<const Eigen::MatrixXd>& M) {
   return shape(M.rows(), M.cols());
+}
+
+// A number for a message, printf-style: number(0.25) is "0.25", number(x, "%.1f").
+inline std::string number(double x, const char* format = "%g") {
+  char text[64];
+  std::snprintf(text, sizeof text, format, x);
+  return text;
+}
+
+// M + 1 b^T: the row vector b^T added to every row of M; an empty b is no bias. `name`
+// names b in the error message ("self_attention b_Q").
+inline Eigen::MatrixXd add_to_rows(Eigen::MatrixXd M, const Eigen::VectorXd& b,
+                                   const std::string& name) {
+  if (b.size() == 0) return M;
+  require(b.size() == M.cols(), name + " has size " + std::to_string(b.size()) +
+                                    ", expected " + std::to_string(M.cols()));
+  M.rowwise() += b.transpose();
+  return M;
 }
 
 }  // namespace attn::detail

@@ -1,26 +1,27 @@
 #include "attn/feature_maps.hpp"
 
-#include "attn/exercise.hpp"
-
-#include <fmt/core.h>
-
 #include <cmath>
 #include <stdexcept>
+#include <string>
+
+#include "attn/exercise.hpp"
+#include "common.hpp"
 
 namespace attn {
 
 namespace {
 
+using detail::number;
 using Eigen::Index;
 using Eigen::MatrixXd;
 
 // Human-readable byte count: "3.2 GiB", "1.6e+21 GiB".
 std::string bytes(double b) {
   const double kib = 1024.0, mib = kib * 1024, gib = mib * 1024;
-  if (b < mib) return fmt::format("{:.0f} KiB", b / kib);
-  if (b < gib) return fmt::format("{:.0f} MiB", b / mib);
-  if (b < 1e6 * gib) return fmt::format("{:.1f} GiB", b / gib);
-  return fmt::format("{:.2g} GiB", b / gib);
+  if (b < mib) return number(b / kib, "%.0f") + " KiB";
+  if (b < gib) return number(b / mib, "%.0f") + " MiB";
+  if (b < 1e6 * gib) return number(b / gib, "%.1f") + " GiB";
+  return number(b / gib, "%.2g") + " GiB";
 }
 
 // The next tensor power, row by row: from Y (n x c) and Z (n x d) the n x cd matrix with
@@ -35,9 +36,9 @@ MatrixXd next_power(const MatrixXd& Y, const Eigen::Ref<const MatrixXd>& Z) {
 
 }  // namespace
 
-double taylor_feature_dim(Index d, int order) {
+double taylor_feature_dim(Index d, int p) {
   double dim = 0, power = 1;
-  for (int l = 0; l <= order; ++l, power *= static_cast<double>(d)) dim += power;
+  for (int l = 0; l <= p; ++l, power *= static_cast<double>(d)) dim += power;
   return dim;
 }
 
@@ -48,16 +49,22 @@ double exp_limit_feature_dim(Index d, int p) {
 void check_feature_size(const std::string& what, Index rows, double dim,
                         double limit_bytes) {
   const double need = static_cast<double>(rows) * dim * sizeof(double);
-  if (need > limit_bytes)
-    throw feature_size_error(fmt::format(
-        "{} has {:.4g} features; {} rows of them need {}, over the limit of {}", what,
-        dim, rows, bytes(need), bytes(limit_bytes)));
+  if (need > limit_bytes) {
+    std::string need_text = bytes(need), limit_text = bytes(limit_bytes);
+    if (need_text == limit_text) {  // rounded alike: say the bytes
+      need_text = number(need, "%.0f") + " bytes";
+      limit_text = number(limit_bytes, "%.0f") + " bytes";
+    }
+    throw feature_size_error(what + " has " + number(dim, "%.4g") + " features; " +
+                             std::to_string(rows) + " rows of them need " + need_text +
+                             ", over the limit of " + limit_text);
+  }
 }
 
-double taylor_exp(double t, int order) {
+double taylor_exp(double t, int p) {
   // [taylor-exp]
   double sum = 1, term = 1;  // l = 0: t^0 / 0! = 1 (the seed's sum starts at 1)
-  for (int l = 1; l <= order; ++l) {
+  for (int l = 1; l <= p; ++l) {
     term *= t / l;  // t^l / l!
     sum += term;
   }
@@ -65,20 +72,21 @@ double taylor_exp(double t, int order) {
   return sum;
 }
 
-MatrixXd taylor_features(const Eigen::Ref<const MatrixXd>& X, int order,
-                         double limit_bytes) {
-  if (order < 0)
-    throw std::invalid_argument(fmt::format("taylor_features: order {} < 0", order));
+MatrixXd taylor_features(const Eigen::Ref<const MatrixXd>& X, int p, double limit_bytes) {
+  if (p < 0)
+    throw std::invalid_argument("taylor_features: order p = " + std::to_string(p) +
+                                " < 0");
   const Index d = X.cols();
-  const double dim = taylor_feature_dim(d, order);
-  check_feature_size(fmt::format("the Taylor map of order {} in d_k = {}", order, d),
-                     X.rows(), dim, limit_bytes);
+  const double dim = taylor_feature_dim(d, p);
+  check_feature_size(
+      "the Taylor map of order " + std::to_string(p) + " in d_k = " + std::to_string(d),
+      X.rows(), dim, limit_bytes);
   MatrixXd phi(X.rows(), static_cast<Index>(dim));
   // [taylor-features]
   MatrixXd block = MatrixXd::Ones(X.rows(), 1);  // x^{(x)0} = 1
   Index col = 0;
   double factorial = 1;  // l!
-  for (int l = 0; l <= order; ++l) {
+  for (int l = 0; l <= p; ++l) {
     if (l > 0) {
       block = next_power(block, X);  // x^{(x)l}: d^l columns
       factorial *= l;
@@ -93,9 +101,11 @@ MatrixXd taylor_features(const Eigen::Ref<const MatrixXd>& X, int order,
 MatrixXd exp_limit_features(const Eigen::Ref<const MatrixXd>& X, int p,
                             double limit_bytes) {
   if (p < 1)
-    throw std::invalid_argument(fmt::format("exp_limit_features: power {} < 1", p));
+    throw std::invalid_argument("exp_limit_features: power p = " + std::to_string(p) +
+                                " < 1");
   const Index d = X.cols();
-  check_feature_size(fmt::format("the exp-limit map of power {} in d_k = {}", p, d),
+  check_feature_size("the exp-limit map of power " + std::to_string(p) +
+                         " in d_k = " + std::to_string(d),
                      X.rows(), exp_limit_feature_dim(d, p), limit_bytes);
   // BEGIN SOLUTION 05.6
   // [exp-limit-features]
@@ -109,20 +119,20 @@ MatrixXd exp_limit_features(const Eigen::Ref<const MatrixXd>& X, int p,
   // END SOLUTION
 }
 
-MatrixXd gaussian_directions(Index m, Index d, Rng& rng) {
-  return random_normal(m, d, rng);
+MatrixXd gaussian_directions(Index r, Index d, Rng& rng) {
+  return random_normal(r, d, rng);
 }
 
-MatrixXd orthogonal_directions(Index m, Index d, Rng& rng) {
-  MatrixXd W(m, d);
-  for (Index start = 0; start < m; start += d) {
+MatrixXd orthogonal_directions(Index r, Index d, Rng& rng) {
+  MatrixXd W(r, d);
+  for (Index start = 0; start < r; start += d) {
     const MatrixXd G = random_normal(d, d, rng);
     const Eigen::HouseholderQR<MatrixXd> qr(G);
     MatrixXd Qm = qr.householderQ();
     // Make the factorisation unique (R with a positive diagonal): Q is then Haar.
     for (Index j = 0; j < d; ++j)
       if (qr.matrixQR()(j, j) < 0) Qm.col(j) = -Qm.col(j);
-    const Index rows = std::min(d, m - start);
+    const Index rows = std::min(d, r - start);
     // Row lengths of independent N(0, I_d) vectors (chi with d degrees of freedom).
     const Eigen::VectorXd lengths = random_normal(rows, d, rng).rowwise().norm();
     W.middleRows(start, rows) = lengths.asDiagonal() * Qm.topRows(rows);
@@ -134,9 +144,9 @@ MatrixXd positive_random_features(const Eigen::Ref<const MatrixXd>& X,
                                   const Eigen::Ref<const MatrixXd>& W,
                                   Stabiliser stabiliser, double epsilon) {
   if (X.cols() != W.cols())
-    throw std::invalid_argument(
-        fmt::format("positive_random_features: X has width {}, directions W have {}",
-                    X.cols(), W.cols()));
+    throw std::invalid_argument("positive_random_features: X has width " +
+                                std::to_string(X.cols()) + ", directions W have " +
+                                std::to_string(W.cols()));
   // [positive-features]
   // Exponents omega_i . x - |x|^2 / 2, one row per x, one column per direction.
   MatrixXd E = X * W.transpose();
@@ -158,16 +168,16 @@ MatrixXd positive_random_features(const Eigen::Ref<const MatrixXd>& X,
 MatrixXd trig_random_features(const Eigen::Ref<const MatrixXd>& X,
                               const Eigen::Ref<const MatrixXd>& W) {
   if (X.cols() != W.cols())
-    throw std::invalid_argument(
-        fmt::format("trig_random_features: X has width {}, directions W have {}",
-                    X.cols(), W.cols()));
-  const Index m = W.rows();
+    throw std::invalid_argument("trig_random_features: X has width " +
+                                std::to_string(X.cols()) + ", directions W have " +
+                                std::to_string(W.cols()));
+  const Index r = W.rows();
   const MatrixXd P = X * W.transpose();
   const Eigen::VectorXd scale =
-      (0.5 * X.rowwise().squaredNorm()).array().exp() / std::sqrt(static_cast<double>(m));
-  MatrixXd phi(X.rows(), 2 * m);
-  phi.leftCols(m) = scale.asDiagonal() * P.array().cos().matrix();
-  phi.rightCols(m) = scale.asDiagonal() * P.array().sin().matrix();
+      (0.5 * X.rowwise().squaredNorm()).array().exp() / std::sqrt(static_cast<double>(r));
+  MatrixXd phi(X.rows(), 2 * r);
+  phi.leftCols(r) = scale.asDiagonal() * P.array().cos().matrix();
+  phi.rightCols(r) = scale.asDiagonal() * P.array().sin().matrix();
   if (!phi.allFinite())
     throw std::invalid_argument("trig_random_features: a feature overflowed");
   return phi;

@@ -1,10 +1,9 @@
 #include "attn/kernel_regression.hpp"
 
-#include <fmt/core.h>
-
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "attn/exercise.hpp"
 #include "attn/softmax.hpp"
@@ -15,28 +14,31 @@ namespace attn {
 namespace {
 
 using detail::inf;
+using detail::number;
 
 void check_bandwidth(const char* where, double h) {
   if (!(h > 0) || !std::isfinite(h))
-    throw std::invalid_argument(
-        fmt::format("{}: the bandwidth must be a finite number > 0 (got {})", where, h));
+    throw std::invalid_argument(std::string(where) +
+                                ": the bandwidth must be a finite number > 0 (got " +
+                                number(h) + ")");
 }
 
 void check_points(const char* where, const Eigen::Ref<const Eigen::MatrixXd>& Q,
                   const Eigen::Ref<const Eigen::MatrixXd>& X) {
   if (Q.cols() != X.cols())
-    throw std::invalid_argument(fmt::format(
-        "{}: queries have width {} but keys have width {}", where, Q.cols(), X.cols()));
-  if (X.rows() == 0) throw std::invalid_argument(fmt::format("{}: no keys", where));
+    throw std::invalid_argument(std::string(where) + ": queries have width " +
+                                std::to_string(Q.cols()) + " but keys have width " +
+                                std::to_string(X.cols()));
+  if (X.rows() == 0) throw std::invalid_argument(std::string(where) + ": no keys");
   if (!Q.allFinite() || !X.allFinite())
-    throw std::invalid_argument(fmt::format("{}: a point is NaN or infinite", where));
+    throw std::invalid_argument(std::string(where) + ": a point is NaN or infinite");
 }
 
 std::string point_text(const Eigen::Ref<const Eigen::MatrixXd>& P, Eigen::Index i) {
   std::string text = "[";
   for (Eigen::Index j = 0; j < P.cols(); ++j) {
     if (j > 0) text += ", ";
-    text += fmt::format("{:.6g}", P(i, j));
+    text += number(P(i, j), "%.6g");
   }
   return text + "]";
 }
@@ -51,14 +53,16 @@ void check_rows_have_keys(const char* where, const Eigen::MatrixXd& L,
       const char* other = what[0] == 'q' ? "key" : "other point";
       if (kernel == Kernel::gaussian)  // only when (distance / h)^2 overflows a double
         throw std::domain_error(
-            fmt::format("{}: {} {} (x = {}): every Gaussian kernel value underflows to 0 "
-                        "at h = {:g}, "
-                        "so its estimate would be 0/0; use a larger h",
-                        where, what, i, point_text(Q, i), h));
-      throw std::domain_error(fmt::format(
-          "{}: {} {} (x = {}) has no {} within the {} kernel's bandwidth h = {:g}, "
-          "so its estimate would be 0/0; use a larger h or the Gaussian kernel",
-          where, what, i, point_text(Q, i), other, kernel_name(kernel), h));
+            std::string(where) + ": " + what + " " + std::to_string(i) +
+            " (x = " + point_text(Q, i) +
+            "): every Gaussian kernel value underflows to 0 at h = " + number(h) +
+            ", so its estimate would be 0/0; use a larger h");
+      throw std::domain_error(std::string(where) + ": " + what + " " + std::to_string(i) +
+                              " (x = " + point_text(Q, i) + ") has no " + other +
+                              " within the " + kernel_name(kernel) +
+                              " kernel's bandwidth h = " + number(h) +
+                              ", so its estimate would be 0/0; use a larger h or the "
+                              "Gaussian kernel");
     }
 }
 
@@ -99,8 +103,8 @@ std::string kernel_name(Kernel kernel) {
 Kernel parse_kernel(const std::string& name) {
   for (const Kernel k : all_kernels())
     if (kernel_name(k) == name) return k;
-  throw std::invalid_argument(fmt::format(
-      "unknown kernel '{}' (allowed: gaussian, box, triangle, epanechnikov)", name));
+  throw std::invalid_argument("unknown kernel '" + name +
+                              "' (allowed: gaussian, box, triangle, epanechnikov)");
 }
 
 double kernel_profile(Kernel kernel, double u) {
@@ -166,8 +170,8 @@ Eigen::MatrixXd nadaraya_watson(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                 const Eigen::Ref<const Eigen::MatrixXd>& Y, Kernel kernel,
                                 double h) {
   if (Y.rows() != X.rows())
-    throw std::invalid_argument(
-        fmt::format("nadaraya_watson: {} keys but {} value rows", X.rows(), Y.rows()));
+    throw std::invalid_argument("nadaraya_watson: " + std::to_string(X.rows()) +
+                                " keys but " + std::to_string(Y.rows()) + " value rows");
   // [nw-as-attention]
   // Attention with logits log K_h(q_i, x_j): weights W = softmax_rows(L), output W Y.
   return nw_weights(Q, X, kernel, h) * Y;
@@ -179,8 +183,9 @@ Eigen::MatrixXd gaussian_attention_logits(const Eigen::Ref<const Eigen::MatrixXd
                                           double h) {
   check_bandwidth("gaussian_attention_logits", h);
   if (!(h * h > 0) || !std::isfinite(1 / (h * h)))
-    throw std::invalid_argument(fmt::format(
-        "gaussian_attention_logits: h^2 must be a normal double (got h = {})", h));
+    throw std::invalid_argument(
+        "gaussian_attention_logits: h^2 must be a normal double (got h = " + number(h) +
+        ")");
   check_points("gaussian_attention_logits", Q, X);
   // [bridge]
   // -|q - x|^2 / 2h^2 = q.x / h^2 - |x|^2 / 2h^2 - |q|^2 / 2h^2; the last term is the
@@ -197,8 +202,9 @@ Eigen::MatrixXd nw_loo_predictions(const Eigen::Ref<const Eigen::MatrixXd>& X,
   if (X.rows() < 2)
     throw std::invalid_argument("nw_loo_predictions: needs at least 2 points");
   if (Y.rows() != X.rows())
-    throw std::invalid_argument(fmt::format(
-        "nw_loo_predictions: {} points but {} value rows", X.rows(), Y.rows()));
+    throw std::invalid_argument("nw_loo_predictions: " + std::to_string(X.rows()) +
+                                " points but " + std::to_string(Y.rows()) +
+                                " value rows");
   // BEGIN SOLUTION 02.6 unused(kernel, h)
   // [loo]
   // One kernel matrix; point i's own term K(x_i, x_i) is masked out of numerator and
@@ -222,8 +228,9 @@ LooGradient gaussian_loo_gradient(const Eigen::Ref<const Eigen::MatrixXd>& X,
   if (X.rows() < 2)
     throw std::invalid_argument("gaussian_loo_gradient: needs at least 2 points");
   if (Y.rows() != X.rows())
-    throw std::invalid_argument(fmt::format(
-        "gaussian_loo_gradient: {} points but {} value rows", X.rows(), Y.rows()));
+    throw std::invalid_argument("gaussian_loo_gradient: " + std::to_string(X.rows()) +
+                                " points but " + std::to_string(Y.rows()) +
+                                " value rows");
   check_bandwidth("gaussian_loo_gradient", h);
   const Eigen::MatrixXd D = squared_distances(X, X);
   // [loo-gradient]

@@ -1,7 +1,5 @@
 #include "attn/linear_attention.hpp"
 
-#include <fmt/core.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,11 +10,14 @@
 #endif
 
 #include "attn/softmax.hpp"
+#include "common.hpp"
 
 namespace attn {
 
 namespace {
 
+using detail::number;
+using detail::require;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
@@ -24,37 +25,35 @@ using Eigen::VectorXd;
 void check_inputs(const char* who, const Eigen::Ref<const MatrixXd>& phiQ,
                   const Eigen::Ref<const MatrixXd>& phiK,
                   const Eigen::Ref<const MatrixXd>* V) {
-  if (phiQ.cols() != phiK.cols())
-    throw std::invalid_argument(fmt::format("{}: phi(Q) has {} features, phi(K) has {}",
-                                            who, phiQ.cols(), phiK.cols()));
-  if (V != nullptr && V->rows() != phiK.rows())
-    throw std::invalid_argument(
-        fmt::format("{}: {} keys but {} values", who, phiK.rows(), V->rows()));
-  if (!phiQ.allFinite() || !phiK.allFinite() || (V != nullptr && !V->allFinite()))
-    throw std::invalid_argument(fmt::format("{}: a NaN or infinite input entry", who));
+  const std::string w = who;
+  require(phiQ.cols() == phiK.cols(), w + ": phi(Q) has " + std::to_string(phiQ.cols()) +
+                                          " features, phi(K) has " +
+                                          std::to_string(phiK.cols()));
+  require(V == nullptr || V->rows() == phiK.rows(),
+          w + ": " + std::to_string(phiK.rows()) + " keys but " +
+              std::to_string(V ? V->rows() : 0) + " values");
+  require(phiQ.allFinite() && phiK.allFinite() && (V == nullptr || V->allFinite()),
+          w + ": a NaN or infinite input entry");
 }
 
 // Normalisers must be positive: a sum of weights <= 0 (possible for odd Taylor orders or
 // trigonometric features) has no meaning as an average, and 0 would give NaN.
 void check_normalisers(const char* who, const VectorXd& z) {
   for (Index i = 0; i < z.size(); ++i)
-    if (!(z(i) > 0))
-      throw std::invalid_argument(
-          fmt::format("{}: the weights of query {} sum to {:g}, not a positive number",
-                      who, i, z(i)));
+    require(z(i) > 0, std::string(who) + ": the weights of query " + std::to_string(i) +
+                          " sum to " + number(z(i)) + ", not a positive number");
 }
 
 }  // namespace
 
 MatrixXd kernel_attention_weights(const Eigen::Ref<const MatrixXd>& phiQ,
-                                  const Eigen::Ref<const MatrixXd>& phiK, bool causal) {
+                                  const Eigen::Ref<const MatrixXd>& phiK,
+                                  Masking masking) {
   check_inputs("kernel_attention_weights", phiQ, phiK, nullptr);
   MatrixXd W = phiQ * phiK.transpose();
-  if (causal) {
-    if (W.rows() != W.cols())
-      throw std::invalid_argument(
-          "kernel_attention_weights: causal needs as many queries "
-          "as keys");
+  if (masking == Masking::causal) {
+    require(W.rows() == W.cols(),
+            "kernel_attention_weights: a causal mask needs as many queries as keys");
     W.triangularView<Eigen::StrictlyUpper>().setZero();
   }
   const VectorXd z = W.rowwise().sum();
@@ -64,9 +63,10 @@ MatrixXd kernel_attention_weights(const Eigen::Ref<const MatrixXd>& phiQ,
 
 MatrixXd kernel_attention_quadratic(const Eigen::Ref<const MatrixXd>& phiQ,
                                     const Eigen::Ref<const MatrixXd>& phiK,
-                                    const Eigen::Ref<const MatrixXd>& V, bool causal) {
+                                    const Eigen::Ref<const MatrixXd>& V,
+                                    Masking masking) {
   check_inputs("kernel_attention_quadratic", phiQ, phiK, &V);
-  return kernel_attention_weights(phiQ, phiK, causal) * V;
+  return kernel_attention_weights(phiQ, phiK, masking) * V;
 }
 
 MatrixXd linear_attention(const Eigen::Ref<const MatrixXd>& phiQ,
@@ -74,11 +74,11 @@ MatrixXd linear_attention(const Eigen::Ref<const MatrixXd>& phiQ,
                           const Eigen::Ref<const MatrixXd>& V) {
   check_inputs("linear_attention", phiQ, phiK, &V);
   // [linear-attention]
-  const MatrixXd KV = phiK.transpose() * V;  // m x d_v, once for all queries
-  const VectorXd k_sum = phiK.colwise().sum().transpose();  // phi(K)^T 1, size m
-  const VectorXd z = phiQ * k_sum;                          // normalisers, size N
+  const MatrixXd KV = phiK.transpose() * V;  // D x d_v, once for all queries
+  const VectorXd k_sum = phiK.colwise().sum().transpose();  // phi(K)^T 1, size D
+  const VectorXd z = phiQ * k_sum;                          // normalisers, size n
   check_normalisers("linear_attention", z);
-  MatrixXd out = phiQ * KV;  // N x d_v
+  MatrixXd out = phiQ * KV;  // n x d_v
   out = z.cwiseInverse().asDiagonal() * out;
   // [linear-attention]
   return out;
@@ -90,17 +90,15 @@ MatrixXd streamed_positive_feature_attention(const Eigen::Ref<const MatrixXd>& Q
                                              const Eigen::Ref<const MatrixXd>& W,
                                              Index block) {
   const char* who = "streamed_positive_feature_attention";
-  if (Q.cols() != W.cols() || K.cols() != W.cols())
-    throw std::invalid_argument(
-        fmt::format("{}: Q, K and the directions W have widths {}, {}, {}", who, Q.cols(),
-                    K.cols(), W.cols()));
-  if (K.rows() != V.rows())
-    throw std::invalid_argument(
-        fmt::format("{}: {} keys but {} values", who, K.rows(), V.rows()));
-  if (block < 1)
-    throw std::invalid_argument(fmt::format("{}: block must be >= 1 (got {})", who, block));
-  if (!Q.allFinite() || !K.allFinite() || !V.allFinite() || !W.allFinite())
-    throw std::invalid_argument(fmt::format("{}: a NaN or infinite input entry", who));
+  const std::string w = who;
+  require(Q.cols() == W.cols() && K.cols() == W.cols(),
+          w + ": Q, K and the directions W have widths " + std::to_string(Q.cols()) +
+              ", " + std::to_string(K.cols()) + ", " + std::to_string(W.cols()));
+  require(K.rows() == V.rows(), w + ": " + std::to_string(K.rows()) + " keys but " +
+                                    std::to_string(V.rows()) + " values");
+  require(block >= 1, w + ": block must be >= 1 (got " + std::to_string(block) + ")");
+  require(Q.allFinite() && K.allFinite() && V.allFinite() && W.allFinite(),
+          w + ": a NaN or infinite input entry");
   const Index r = W.rows(), dv = V.cols();
   const double inv_sqrt_r = 1.0 / std::sqrt(static_cast<double>(r));
   MatrixXd E(block, r);  // exponents, then features, of one block of rows (reused)
@@ -136,10 +134,9 @@ MatrixXd streamed_positive_feature_attention(const Eigen::Ref<const MatrixXd>& Q
     Eb = (Eb.array().exp() * inv_sqrt_r).matrix();
     const VectorXd norms = Eb * z;
     for (Index i = 0; i < b; ++i)
-      if (!(norms(i) > 0))
-        throw std::invalid_argument(fmt::format(
-            "{}: the weights of query {} sum to {:g}, not a positive number", who, s + i,
-            norms(i)));
+      require(norms(i) > 0, w + ": the weights of query " + std::to_string(s + i) +
+                                " sum to " + number(norms(i)) +
+                                ", not a positive number");
     out.middleRows(s, b).noalias() = norms.cwiseInverse().asDiagonal() * (Eb * S);
   }
   return out;
@@ -149,20 +146,19 @@ MatrixXd causal_linear_attention(const Eigen::Ref<const MatrixXd>& phiQ,
                                  const Eigen::Ref<const MatrixXd>& phiK,
                                  const Eigen::Ref<const MatrixXd>& V) {
   check_inputs("causal_linear_attention", phiQ, phiK, &V);
-  if (phiQ.rows() != phiK.rows())
-    throw std::invalid_argument("causal_linear_attention: needs as many queries as keys");
-  const Index N = phiQ.rows(), m = phiQ.cols(), dv = V.cols();
-  MatrixXd out(N, dv);
+  require(phiQ.rows() == phiK.rows(),
+          "causal_linear_attention: needs as many queries as keys");
+  const Index n = phiQ.rows(), D = phiQ.cols(), dv = V.cols();
+  MatrixXd out(n, dv);
   // [causal-rnn]
-  MatrixXd S = MatrixXd::Zero(m, dv);  // the state: sum_{j<=t} phi(k_j) v_j^T
-  VectorXd z = VectorXd::Zero(m);      // sum_{j<=t} phi(k_j)
-  for (Index t = 0; t < N; ++t) {
+  MatrixXd S = MatrixXd::Zero(D, dv);  // the state: sum_{j<=t} phi(k_j) v_j^T
+  VectorXd z = VectorXd::Zero(D);      // sum_{j<=t} phi(k_j)
+  for (Index t = 0; t < n; ++t) {
     S.noalias() += phiK.row(t).transpose() * V.row(t);
     z += phiK.row(t).transpose();
     const double norm = phiQ.row(t).dot(z);
-    if (!(norm > 0))
-      throw std::invalid_argument(fmt::format(
-          "causal_linear_attention: the weights of query {} sum to {:g}", t, norm));
+    require(norm > 0, "causal_linear_attention: the weights of query " +
+                          std::to_string(t) + " sum to " + number(norm));
     out.row(t) = (phiQ.row(t) * S) / norm;
   }
   // [causal-rnn]
@@ -172,8 +168,8 @@ MatrixXd causal_linear_attention(const Eigen::Ref<const MatrixXd>& phiQ,
 MatrixXd exp_kernel_attention(const Eigen::Ref<const MatrixXd>& Q,
                               const Eigen::Ref<const MatrixXd>& K,
                               const Eigen::Ref<const MatrixXd>& V) {
-  if (Q.cols() != K.cols() || K.rows() != V.rows())
-    throw std::invalid_argument("exp_kernel_attention: mismatched shapes");
+  require(Q.cols() == K.cols() && K.rows() == V.rows(),
+          "exp_kernel_attention: mismatched shapes");
   return softmax_rows(Q * K.transpose()) * V;
 }
 

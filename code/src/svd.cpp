@@ -6,7 +6,8 @@
 namespace attn {
 
 ThinSvd thin_svd(const Eigen::Ref<const Eigen::MatrixXd>& X) {
-  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(X, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(X,
+                                              Eigen::ComputeThinU | Eigen::ComputeThinV);
   return {svd.matrixU(), svd.singularValues(), svd.matrixV()};
 }
 
@@ -26,8 +27,9 @@ Eigen::VectorXd singular_values(const Eigen::Ref<const Eigen::MatrixXd>& M) {
   J.bottomLeftCorner(k, k) = R.transpose();
   // Ascending, so the k largest are the sigma_i. A zero singular value may come out as
   // -1e-17 rather than +1e-17: magnitudes, largest first.
-  Eigen::VectorXd s =
-      Eigen::SelfAdjointEigenSolver<MatrixXd>(J, Eigen::EigenvaluesOnly).eigenvalues().tail(k);
+  Eigen::VectorXd s = Eigen::SelfAdjointEigenSolver<MatrixXd>(J, Eigen::EigenvaluesOnly)
+                          .eigenvalues()
+                          .tail(k);
   s = s.cwiseAbs();
   std::sort(s.begin(), s.end(), std::greater<>());
   return s;

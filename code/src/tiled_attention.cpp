@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "attn/fast_exp.hpp"
 #include "common.hpp"
-#include "exp_kernel.hpp"
 
 namespace attn {
 
@@ -54,6 +54,39 @@ Index attention_row_block(Index n_keys) {
   return std::clamp<Index>(fit / 8 * 8, 32, 128);
 }
 
+Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const MatrixXd>& Q,
+                                     const Eigen::Ref<const MatrixXd>& K,
+                                     const Eigen::Ref<const MatrixXd>& V,
+                                     Masking masking) {
+  check_inputs("attention_row_blocks", Q, K, V, masking);
+  const Index n = Q.rows(), nk = K.rows();
+  MatrixXd out = MatrixXd::Zero(n, V.cols());
+  if (n == 0 || nk == 0) return out;  // no keys: an empty sum, as attention() returns
+  // [attention-row-blocks]
+  const Index block = std::min(n, attention_row_block(nk));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));  // 1/sqrt(d_k)
+  MatrixXd T(nk, block);  // column c: the scores, then the weights, of query i0 + c
+  VectorXd sums(block);
+  for (Index i0 = 0; i0 < n; i0 += block) {
+    const Index b = std::min(block, n - i0);
+    auto Tb = T.leftCols(b);
+    Tb.noalias() = scale * (K * Q.middleRows(i0, b).transpose());
+    if (masking == Masking::causal) mask_future(Tb, i0, 0);
+    for (Index c = 0; c < b; ++c) {  // stable softmax numerators, row by row
+      fast_exp_shifted(Tb.col(c), Tb.col(c).maxCoeff());
+      sums(c) = Tb.col(c).sum();  // in [1, nk]: the largest term is e^0 = 1
+      // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
+      require(std::isfinite(sums(c)), "attention_row_blocks: row " +
+                                          std::to_string(i0 + c) +
+                                          " has an infinite score");
+    }
+    out.middleRows(i0, b).noalias() = Tb.transpose() * V;
+    out.middleRows(i0, b).array().colwise() /= sums.head(b).array();
+  }
+  // [attention-row-blocks]
+  return out;
+}
+
 Eigen::MatrixXd tiled_attention(const Eigen::Ref<const MatrixXd>& Q,
                                 const Eigen::Ref<const MatrixXd>& K,
                                 const Eigen::Ref<const MatrixXd>& V, Masking masking,
@@ -96,7 +129,7 @@ Eigen::MatrixXd tiled_attention(const Eigen::Ref<const MatrixXd>& Q,
           continue;
         }
         alpha(q) = std::exp(m(q) - m_new);  // e^{-inf} = 0 on the first visible tile
-        detail::exp_shifted(S.col(q).data(), c, m_new);  // e^{s - m'}, masked -> 0
+        fast_exp_shifted(S.col(q), m_new);  // e^{s - m'}, masked -> 0
         l(q) = alpha(q) * l(q) + S.col(q).sum();
         // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
         require(std::isfinite(l(q)), "tiled_attention: row " + std::to_string(i0 + q) +
@@ -141,7 +174,7 @@ AttentionGradients attention_backward(const Eigen::Ref<const MatrixXd>& Q,
     A.noalias() = scale * (K * Qb.transpose());  // recompute the scores S^T
     if (masking == Masking::causal) mask_future(A, i0, 0);
     for (Index c = 0; c < b; ++c) {  // weights A^T, column by column
-      detail::exp_shifted(A.col(c).data(), nk, A.col(c).maxCoeff());
+      fast_exp_shifted(A.col(c), A.col(c).maxCoeff());
       const double sum = A.col(c).sum();
       require(std::isfinite(sum), "attention_backward: row " + std::to_string(i0 + c) +
                                       " has an infinite score");

@@ -11,22 +11,9 @@ namespace attn {
 
 namespace {
 
+using detail::add_to_rows;
 using detail::require;
 using detail::shape;
-
-// M + 1 b^T (b empty: no bias).
-Eigen::MatrixXd add_row(Eigen::MatrixXd M, const Eigen::VectorXd& b, const char* where) {
-  if (b.size() == 0) return M;
-  require(b.size() == M.cols(), std::string(where) + ": bias has size " +
-                                    std::to_string(b.size()) + ", expected " +
-                                    std::to_string(M.cols()));
-  M.rowwise() += b.transpose();
-  return M;
-}
-
-double max_abs(const Eigen::Ref<const Eigen::MatrixXd>& M) {
-  return M.size() == 0 ? 0.0 : M.cwiseAbs().maxCoeff();
-}
 
 }  // namespace
 
@@ -93,7 +80,7 @@ Eigen::MatrixXd identity_attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
 
 Eigen::MatrixXd cross_attention(const Eigen::Ref<const Eigen::MatrixXd>& X,
                                 const Eigen::Ref<const Eigen::MatrixXd>& Z,
-                                const AttentionParams& p, Weighting weighting,
+                                const AttentionParams& p, Normalisation h,
                                 const Eigen::Ref<const Eigen::MatrixXd>& mask) {
   require(X.cols() == Z.cols(), "cross_attention: X is " + shape(X) + " and Z is " +
                                     shape(Z) + "; both need the model width d");
@@ -102,11 +89,11 @@ Eigen::MatrixXd cross_attention(const Eigen::Ref<const Eigen::MatrixXd>& X,
       "cross_attention: W_Q, W_K, W_V are " + shape(p.W_Q) + ", " + shape(p.W_K) + ", " +
           shape(p.W_V) + " (each needs " + std::to_string(X.cols()) + " rows)");
   // [cross-attention]
-  const Eigen::MatrixXd Q = add_row(X * p.W_Q, p.b_Q, "cross_attention b_Q");
-  const Eigen::MatrixXd K = add_row(Z * p.W_K, p.b_K, "cross_attention b_K");
-  const Eigen::MatrixXd V = add_row(Z * p.W_V, p.b_V, "cross_attention b_V");
-  if (weighting == Weighting::softmax) return attention(Q, K, V, mask);
-  require(mask.size() == 0, "cross_attention: a mask needs softmax weighting");
+  const Eigen::MatrixXd Q = add_to_rows(X * p.W_Q, p.b_Q, "cross_attention b_Q");
+  const Eigen::MatrixXd K = add_to_rows(Z * p.W_K, p.b_K, "cross_attention b_K");
+  const Eigen::MatrixXd V = add_to_rows(Z * p.W_V, p.b_V, "cross_attention b_V");
+  if (h == Normalisation::softmax) return attention(Q, K, V, mask);
+  require(mask.size() == 0, "cross_attention: a mask needs the softmax normalisation");
   return identity_attention(Q, K, V);
   // [cross-attention]
 }
@@ -172,8 +159,9 @@ Eigen::MatrixXd feed_forward(const Eigen::Ref<const Eigen::MatrixXd>& X,
           "feed_forward: X is " + shape(X) + ", W_1 is " + shape(p.W_1) + ", W_2 is " +
               shape(p.W_2) + "; need d x d_ff and d_ff x d");
   // [ffn]
-  const Eigen::MatrixXd H = add_row(X * p.W_1, p.b_1, "feed_forward b_1").cwiseMax(0.0);
-  return add_row(H * p.W_2, p.b_2, "feed_forward b_2");
+  const Eigen::MatrixXd H =
+      add_to_rows(X * p.W_1, p.b_1, "feed_forward b_1").cwiseMax(0.0);
+  return add_to_rows(H * p.W_2, p.b_2, "feed_forward b_2");
   // [ffn]
 }
 
@@ -182,7 +170,8 @@ Eigen::MatrixXd attention_sublayer(const Eigen::Ref<const Eigen::MatrixXd>& X,
   require(
       p.attention.W_Q.rows() == X.cols(),
       "transformer_block: X is " + shape(X) + " but W_Q is " + shape(p.attention.W_Q));
-  return add_row(multi_head_attention(X, p.attention, masking), p.b_O, "attention b_O");
+  return add_to_rows(multi_head_attention(X, p.attention, masking), p.b_O,
+                     "attention b_O");
 }
 
 Eigen::MatrixXd transformer_block(const Eigen::Ref<const Eigen::MatrixXd>& X,
@@ -239,8 +228,8 @@ double equivariance_residual(const TokenMap& f,
   // BEGIN SOLUTION 06.6 unused(f, X, perm)
   const Eigen::MatrixXd Y = f(X);
   const Eigen::MatrixXd diff = f(permute_rows(X, perm)) - permute_rows(Y, perm);
-  const double scale = max_abs(Y);
-  return max_abs(diff) / (scale > 0 ? scale : 1.0);
+  const double scale = Y.lpNorm<Eigen::Infinity>();
+  return diff.lpNorm<Eigen::Infinity>() / (scale > 0 ? scale : 1.0);
   // END SOLUTION
 }
 
@@ -248,8 +237,8 @@ double invariance_residual(const TokenMap& f, const Eigen::Ref<const Eigen::Matr
                            const Permutation& perm) {
   const Eigen::MatrixXd Y = f(X);
   const Eigen::MatrixXd diff = f(permute_rows(X, perm)) - Y;
-  const double scale = max_abs(Y);
-  return max_abs(diff) / (scale > 0 ? scale : 1.0);
+  const double scale = Y.lpNorm<Eigen::Infinity>();
+  return diff.lpNorm<Eigen::Infinity>() / (scale > 0 ? scale : 1.0);
 }
 
 }  // namespace attn

@@ -1,10 +1,10 @@
 #include "attn/units.hpp"
 
-#include "attn/exercise.hpp"
-
 #include <cmath>
 #include <stdexcept>
 #include <string>
+
+#include "attn/exercise.hpp"
 
 namespace attn {
 

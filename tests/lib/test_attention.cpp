@@ -71,8 +71,9 @@ TEST_SUITE("lib") {
                          std::invalid_argument);
   }
 
-  TEST_CASE("a causal mask on a query with no visible key is reported, not turned into NaN" *
-            doctest::test_suite("ex01.6")) {
+  TEST_CASE(
+      "a causal mask on a query with no visible key is reported, not turned into NaN" *
+      doctest::test_suite("ex01.6")) {
     const double inf = std::numeric_limits<double>::infinity();
     MatrixXd M = attn::causal_mask(3);
     M(0, 0) = -inf;  // token 0 may not even see itself

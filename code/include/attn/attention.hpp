@@ -25,17 +25,23 @@ Eigen::MatrixXd causal_mask(Eigen::Index n);
 ///        or an empty matrix for none.
 /// Each row of \f$ A \f$ is non-negative and sums to 1.
 /// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry of
-///         \f$ Q \f$ or \f$ K \f$, or a fully masked row.
+///         \f$ Q \f$ or \f$ K \f$, a score that overflows, or a fully masked row.
 Eigen::MatrixXd attention_weights(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                   const Eigen::Ref<const Eigen::MatrixXd>& K,
                                   const Eigen::Ref<const Eigen::MatrixXd>& mask);
 
 /// \brief Scaled dot-product attention
 /// \f$ \operatorname{Attn}(Q,K,V) =
-/// \operatorname{softmax}_{\text{rows}}(QK^\top/\sqrt{d_k} + M)\,V \f$.
+/// \operatorname{softmax}_{\text{rows}}(QK^\top/\sqrt{d_k} + M)\,V \f$: the reference
+/// form, computed exactly as written (attention_weights(), then the product with \f$ V
+/// \f$), so it holds the \f$ n_q \times n_k \f$ matrix of weights.
 ///
 /// Row \f$ i \f$ of the result is a weighted average of the rows of \f$ V \f$ (\f$ n_k
 /// \times d_v \f$), so it lies in their convex hull. `mask` as in attention_weights().
+/// The fast forms attention_row_blocks() and tiled_attention() compute the same numbers
+/// without the \f$ n_q \times n_k \f$ matrix, and are tested equal to this one.
+/// \throws std::invalid_argument as attention_weights(), or if \f$ V \f$ does not have
+///         one finite row per key.
 Eigen::MatrixXd attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                           const Eigen::Ref<const Eigen::MatrixXd>& K,
                           const Eigen::Ref<const Eigen::MatrixXd>& V,
@@ -43,6 +49,16 @@ Eigen::MatrixXd attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
 
 /// Whether token \f$ i \f$ may look at tokens after it.
 enum class Masking { none, causal };
+
+/// \brief The normalisation \f$ h \f$ that turns the matrix of scores \f$ S \f$ into
+/// weights.
+enum class Normalisation {
+  identity,  ///< \f$ h(S) = S \f$: no normalisation, the weights are the scores
+  softmax    ///< \f$ h(S) = \operatorname{softmax}_{\text{rows}}(S) \f$
+};
+
+/// \brief "identity" or "softmax".
+const char* to_string(Normalisation h);
 
 /// \brief Parameters of one attention layer. A bias of size 0 means "no bias".
 struct AttentionParams {

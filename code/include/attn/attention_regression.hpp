@@ -23,18 +23,10 @@
 #include <optional>
 #include <vector>
 
+#include "attn/attention.hpp"  // Normalisation
 #include "attn/random.hpp"
 
 namespace attn {
-
-/// The normalisation \f$ h \f$ applied to the score matrix \f$ S \f$.
-enum class Normalisation {
-  identity,  ///< \f$ h(S) = S \f$: a linear system, equivalent to least squares
-  softmax    ///< \f$ h(S) = \operatorname{softmax}_{\text{rows}}(S) \f$
-};
-
-/// \brief "identity" or "softmax".
-const char* to_string(Normalisation h);
 
 /// \brief Parameters of the attention regressor.
 struct AttentionRegressor {

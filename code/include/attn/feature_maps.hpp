@@ -29,7 +29,7 @@ struct feature_size_error : std::length_error {
 
 /// \brief Dimension \f$ \sum_{\ell=0}^{p} d_k^\ell \f$ of the Taylor map of order
 /// \f$ p \f$, as a double (exact below \f$ 2^{53} \f$; it may exceed any index).
-double taylor_feature_dim(Eigen::Index d, int order);
+double taylor_feature_dim(Eigen::Index d, int p);
 
 /// \brief Dimension \f$ (d_k+1)^p \f$ of the exp-limit map \f$ \psi_p \f$, as a double.
 double exp_limit_feature_dim(Eigen::Index d, int p);
@@ -40,7 +40,7 @@ void check_feature_size(const std::string& what, Eigen::Index rows, double dim,
                         double limit_bytes = default_feature_memory_limit);
 
 /// \brief Truncated exponential series \f$ T_p(t) = \sum_{\ell=0}^{p} t^\ell / \ell! \f$.
-double taylor_exp(double t, int order);
+double taylor_exp(double t, int p);
 
 /// \brief Taylor feature map of order \f$ p \ge 0 \f$,
 /// \f$ \phi_p(x) = [\,1,\; x,\; x^{\otimes 2}/\sqrt{2!},\; \dots,\;
@@ -49,8 +49,8 @@ double taylor_exp(double t, int order);
 /// Block \f$ \ell \f$ holds the \f$ d_k^\ell \f$ products \f$ x_{i_1} \cdots x_{i_\ell}
 /// \f$ (all ordered index tuples, \f$ i_1 \f$ slowest). \throws feature_size_error if
 /// \f$ n \sum_\ell d_k^\ell \f$ doubles exceed `limit_bytes`; std::invalid_argument if
-/// the order is negative.
-Eigen::MatrixXd taylor_features(const Eigen::Ref<const Eigen::MatrixXd>& X, int order,
+/// \f$ p < 0 \f$.
+Eigen::MatrixXd taylor_features(const Eigen::Ref<const Eigen::MatrixXd>& X, int p,
                                 double limit_bytes = default_feature_memory_limit);
 
 /// \brief Exp-limit feature map \f$ \psi_p(x) = [\,1,\; x/\sqrt{p}\,]^{\otimes p} \f$

@@ -10,22 +10,25 @@
 
 #include <Eigen/Dense>
 
+#include "attn/attention.hpp"  // Masking
+
 namespace attn {
 
 /// \brief Quadratic-cost kernel attention: \f$ W = \phi(Q)\phi(K)^\top \f$ (its lower
-/// triangle only when `causal`), output \f$ \operatorname{diag}(W\mathbf{1})^{-1} W V \f$.
+/// triangle only with Masking::causal, which needs as many queries as keys), output
+/// \f$ \operatorname{diag}(W\mathbf{1})^{-1} W V \f$.
 /// \throws std::invalid_argument on mismatched shapes, non-finite input, or a row whose
 /// weights sum to 0 or less (the normalisation would divide by it).
 Eigen::MatrixXd kernel_attention_quadratic(const Eigen::Ref<const Eigen::MatrixXd>& phiQ,
                                            const Eigen::Ref<const Eigen::MatrixXd>& phiK,
                                            const Eigen::Ref<const Eigen::MatrixXd>& V,
-                                           bool causal = false);
+                                           Masking masking = Masking::none);
 
 /// \brief The normalised weight matrix \f$ \operatorname{diag}(W\mathbf{1})^{-1} W \f$ of
 /// kernel_attention_quadratic(), \f$ n \times n \f$ (for figures and rank checks).
 Eigen::MatrixXd kernel_attention_weights(const Eigen::Ref<const Eigen::MatrixXd>& phiQ,
                                          const Eigen::Ref<const Eigen::MatrixXd>& phiK,
-                                         bool causal = false);
+                                         Masking masking = Masking::none);
 
 /// \brief Linear attention
 /// \f$ \phi(Q)\,(\phi(K)^\top V) \,/\, \phi(Q)\,(\phi(K)^\top \mathbf{1}) \f$ (division
@@ -51,14 +54,15 @@ Eigen::MatrixXd linear_attention(const Eigen::Ref<const Eigen::MatrixXd>& phiQ,
 /// \f$, time \f$ O(n r (d_k + d_v)) \f$, and every intermediate stays in cache.
 /// \throws std::invalid_argument on mismatched shapes, non-finite input or `block` < 1.
 Eigen::MatrixXd streamed_positive_feature_attention(
-    const Eigen::Ref<const Eigen::MatrixXd>& Q, const Eigen::Ref<const Eigen::MatrixXd>& K,
-    const Eigen::Ref<const Eigen::MatrixXd>& V, const Eigen::Ref<const Eigen::MatrixXd>& W,
-    Eigen::Index block = 256);
+    const Eigen::Ref<const Eigen::MatrixXd>& Q,
+    const Eigen::Ref<const Eigen::MatrixXd>& K,
+    const Eigen::Ref<const Eigen::MatrixXd>& V,
+    const Eigen::Ref<const Eigen::MatrixXd>& W, Eigen::Index block = 256);
 
 /// \brief Causal linear attention as a recurrent network with a \f$ D \times d_v \f$
 /// state: \f$ S_t = S_{t-1} + \phi(k_t) v_t^\top \f$, \f$ z_t = z_{t-1} + \phi(k_t) \f$,
 /// \f$ o_t = S_t^\top \phi(q_t) / z_t^\top \phi(q_t) \f$. Equal to the masked quadratic
-/// form, kernel_attention_quadratic() with `causal`, up to rounding.
+/// form, kernel_attention_quadratic() with Masking::causal, up to rounding.
 Eigen::MatrixXd causal_linear_attention(const Eigen::Ref<const Eigen::MatrixXd>& phiQ,
                                         const Eigen::Ref<const Eigen::MatrixXd>& phiK,
                                         const Eigen::Ref<const Eigen::MatrixXd>& V);

@@ -1,7 +1,10 @@
 #pragma once
 /// \file tiled_attention.hpp
-/// \brief Attention without the \f$ n \times n \f$ matrix: the online-softmax (tiled)
-/// forward pass, and the backward pass of softmax attention.
+/// \brief The fast forms of softmax attention, without the \f$ n \times n \f$ matrix:
+/// row blocks, the online-softmax (tiled) forward pass, and the backward pass.
+///
+/// Each is tested equal to the reference attention() (or, for the backward pass, to
+/// finite differences of it).
 ///
 /// Tokens are rows, as everywhere in the book: \f$ Q \in \mathbb{R}^{n_q \times d_k} \f$,
 /// \f$ K \in \mathbb{R}^{n_k \times d_k} \f$, \f$ V \in \mathbb{R}^{n_k \times d_v} \f$,
@@ -12,6 +15,25 @@
 #include "attn/attention.hpp"
 
 namespace attn {
+
+/// \brief Softmax attention a block of queries at a time: the same numbers as attention()
+/// up to rounding, without the \f$ n_q \times n_k \f$ matrix of weights.
+///
+/// Each block of \f$ B \f$ queries (attention_row_block()) takes its whole rows of scores,
+/// \f$ n_k \times B \f$ numbers, computes their stable softmax numerators with
+/// fast_exp_shifted() and multiplies them by \f$ V \f$, then divides each output row by
+/// its sum. The block stays in the processor's cache from the product that makes it to the
+/// product that consumes it, so this form runs close to the speed of a plain matrix
+/// product. Memory: \f$ O((n_q + n_k)\,d) \f$ plus one block.
+///
+/// \param masking Masking::causal lets query \f$ i \f$ see keys \f$ j \le i \f$ only
+///        (needs \f$ n_q = n_k \f$).
+/// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry of
+///         \f$ Q, K, V \f$, or a score that overflows.
+Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const Eigen::MatrixXd>& Q,
+                                     const Eigen::Ref<const Eigen::MatrixXd>& K,
+                                     const Eigen::Ref<const Eigen::MatrixXd>& V,
+                                     Masking masking = Masking::none);
 
 /// \brief Tile sizes of tiled_attention(): queries per tile and keys per tile.
 struct AttentionTiles {
@@ -76,7 +98,7 @@ AttentionGradients attention_backward(const Eigen::Ref<const Eigen::MatrixXd>& Q
                                       const Eigen::Ref<const Eigen::MatrixXd>& dO,
                                       Masking masking = Masking::none);
 
-/// \brief Queries per block in attention() (no mask) and attention_backward() for
+/// \brief Queries per block in attention_row_blocks() and attention_backward() for
 /// \f$ n_k \f$ keys: a multiple of 8 chosen so that the block of scores, \f$ n_k \times
 /// B \f$ doubles, takes about 1 MiB (a typical L2 cache), but between 32 and 128: fewer
 /// queries per block make the block's matrix products inefficient.

@@ -38,10 +38,6 @@ Eigen::MatrixXd permutation_matrix(const Permutation& perm);
 /// \f$ = P^\top P X = X \f$.
 Permutation inverse(const Permutation& perm);
 
-/// \brief How the scores become weights: \f$ h = \operatorname{softmax}_{\text{rows}} \f$,
-/// or \f$ h = \mathrm{id} \f$ (no normalisation: the weights are the scores themselves).
-enum class Weighting { softmax, identity };
-
 /// \brief Attention without normalisation, \f$ (QK^\top/\sqrt{d_k})\,V \f$: the weights of
 /// a row need not be positive or sum to 1.
 /// \throws std::invalid_argument on mismatched shapes or a non-finite input.
@@ -55,12 +51,14 @@ Eigen::MatrixXd identity_attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
 /// \f$ V = ZW_V + \mathbf{1}b_V^\top \f$, result \f$ h(QK^\top/\sqrt{d_k} + M)\,V \f$.
 ///
 /// `cross_attention(X, X, p)` is self-attention (the same as self_attention()). A bias of
-/// size 0 is no bias. `mask` (\f$ n \times n_k \f$, or empty) only with softmax weighting.
-/// \throws std::invalid_argument on mismatched shapes, or a mask with identity weighting.
+/// size 0 is no bias. `mask` (\f$ n \times n_k \f$, or empty) only with
+/// \f$ h = \operatorname{softmax}_{\text{rows}} \f$.
+/// \throws std::invalid_argument on mismatched shapes, or a mask with \f$ h = \mathrm{id}
+/// \f$.
 Eigen::MatrixXd cross_attention(
     const Eigen::Ref<const Eigen::MatrixXd>& X,
     const Eigen::Ref<const Eigen::MatrixXd>& Z, const AttentionParams& p,
-    Weighting weighting = Weighting::softmax,
+    Normalisation h = Normalisation::softmax,
     const Eigen::Ref<const Eigen::MatrixXd>& mask = Eigen::MatrixXd());
 
 /// \brief Which axis a normalisation averages over.
