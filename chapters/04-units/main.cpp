@@ -277,8 +277,8 @@ void training(const Options& o, std::string& text, attn::Results& results) {
       config.iterations = int(o.iterations);
       config.seed = o.common.seed;
       config.threads = 2;
-      config.unit = unit;      // the same currents, in A, mA or kA
-      config.whiten = whiten;  // train on X L^T instead of X
+      config.inputs = ch04::in_unit(unit);  // the same currents, in A, mA or kA
+      if (whiten) config.features = ch04::whitening_features;  // train on X (rho L)^T
       const std::vector<attn::RunResult> runs = attn::run_experiment(config);
       // [train-in-units]
       attn::progress(fmt::format("training: {} of 6 settings", ++done));

@@ -9,6 +9,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -160,5 +161,28 @@ inline double layer_norm_change_formula(const MatrixXd& X, double c, double eps0
   }
   return std::sqrt(num / den);
 }
+
+// Chapter 03's training experiment in other units (section 5), through the two hooks of
+// attn::ExperimentConfig.
+//
+// The same currents in a unit c times smaller: every entry times c (c = 1000: mA instead
+// of A). The trainer's initial weights stay as they are, as in a framework that knows
+// nothing of units.
+inline std::function<MatrixXd(const MatrixXd&)> in_unit(double c) {
+  if (!(std::isfinite(c) && c > 0))
+    throw std::invalid_argument("in_unit: the unit factor must be positive and finite");
+  return [c](const MatrixXd& X) -> MatrixXd { return c * X; };
+}
+
+// The whitened system's features X (rho L)^T: L = whitening_map of the training inputs,
+// and the plain number rho = sqrt(n) * 10/sqrt(3) (10/sqrt(3): the standard deviation of
+// the source's currents counted in amperes, fixed whatever the unit), which gives the
+// whitened features the numerical scale the source's features have in amperes.
+// [whitened-features]
+inline MatrixXd whitening_features(const MatrixXd& X) {
+  const double rho = attn::experiment_feature_scale * std::sqrt(double(X.rows()));
+  return MatrixXd(rho * attn::whitening_map(X)).transpose();  // T = (rho L)^T
+}
+// [whitened-features]
 
 }  // namespace ch04

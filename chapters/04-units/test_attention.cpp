@@ -161,7 +161,7 @@ TEST_SUITE("ch04") {
   TEST_CASE("training softmax attention in A and in mA ends at different losses") {
     attn::ExperimentConfig config = small_softmax_training();
     const std::vector<attn::RunResult> amperes = attn::run_experiment(config);
-    config.unit = 1e3;
+    config.inputs = ch04::in_unit(1e3);
     const std::vector<attn::RunResult> milliamperes = attn::run_experiment(config);
     for (std::size_t r = 0; r < amperes.size(); ++r) {
       CAPTURE(r);
@@ -176,10 +176,10 @@ TEST_SUITE("ch04") {
 
   TEST_CASE("training whitened softmax attention ends at the same loss in A, mA and kA") {
     attn::ExperimentConfig config = small_softmax_training();
-    config.whiten = true;
+    config.features = ch04::whitening_features;
     const std::vector<attn::RunResult> amperes = attn::run_experiment(config);
     for (const double unit : {1e3, 1e-3}) {
-      config.unit = unit;
+      config.inputs = ch04::in_unit(unit);
       const std::vector<attn::RunResult> other = attn::run_experiment(config);
       for (std::size_t r = 0; r < amperes.size(); ++r) {
         CAPTURE(unit);

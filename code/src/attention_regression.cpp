@@ -187,6 +187,16 @@ AttentionRegressor unpack(const VectorXd& theta, Index d) {
           theta(2 * d * d)};
 }
 
+// ExperimentConfig::inputs applied to X, checked: same shape, finite.
+MatrixXd made_inputs(const std::function<MatrixXd(const MatrixXd&)>& inputs,
+                     const MatrixXd& X) {
+  MatrixXd made = inputs(X);
+  require(
+      made.rows() == X.rows() && made.cols() == X.cols() && made.allFinite(),
+      "run_experiment: the inputs are " + shape(made) + ", expected finite " + shape(X));
+  return made;
+}
+
 // SplitMix64 (Steele, Lea & Flood 2014): a bijective mixer whose outputs for consecutive
 // inputs look independent; a good way to derive seeds for mt19937_64.
 std::uint64_t splitmix64(std::uint64_t x) {
@@ -385,21 +395,18 @@ std::vector<RunResult> run_experiment(const ExperimentConfig& c) {
   validate(c.adam);
   require(!c.initial_w_v || std::isfinite(*c.initial_w_v),
           "run_experiment: initial_w_v must be finite");
-  require(std::isfinite(c.unit) && c.unit > 0,
-          "run_experiment: unit must be positive and finite");
 
   std::vector<RunResult> results(static_cast<std::size_t>(c.runs));
   auto one_run = [&](int r) {
     Rng data_rng(run_seed(c.seed, r, 0)), init_rng(run_seed(c.seed, r, 1));
     RegressionData data = regression_data(c.n, c.d, data_rng);
-    data.X *= c.unit;
-    // Chapter 04's whitened system sees X (rho L)^T with the plain number
-    // rho = sqrt(n) * 10/sqrt(3) (10/sqrt(3): the currents' standard deviation counted in
-    // amperes, fixed whatever `unit` is): whitened features on the source's numerical scale.
-    const MatrixXd L = c.whiten ? MatrixXd(experiment_feature_scale *
-                                           std::sqrt(double(c.n)) * whitening_map(data.X))
-                                : MatrixXd();
-    const MatrixXd features = c.whiten ? MatrixXd(data.X * L.transpose()) : data.X;
+    if (c.inputs) data.X = made_inputs(c.inputs, data.X);
+    // T: the attention system sees X T; empty for T = I.
+    const MatrixXd T = c.features ? c.features(data.X) : MatrixXd();
+    require(T.size() == 0 || (T.rows() == c.d && T.cols() == c.d && T.allFinite()),
+            "run_experiment: the feature map is " + shape(T) + ", expected finite " +
+                shape(c.d, c.d));
+    const MatrixXd features = T.size() > 0 ? MatrixXd(data.X * T) : data.X;
     AttentionRegressor initial = random_regressor(c.d, init_rng);
     initial.w_v = c.initial_w_v ? *c.initial_w_v
                                 : initial_value_weight(initial, features, data.Y, c.h);
@@ -414,18 +421,18 @@ std::vector<RunResult> run_experiment(const ExperimentConfig& c) {
     Rng test_rng(run_seed(c.seed, r, 2));
     const MatrixXd X_test = random_uniform(c.n, c.d, test_rng, -10.0, 10.0);
     const VectorXd Y_test = X_test * data.beta + random_normal(c.n, 1, test_rng);
-    const MatrixXd X_test_unit = X_test * c.unit;
+    const MatrixXd X_test_inputs = c.inputs ? made_inputs(c.inputs, X_test) : X_test;
     const MatrixXd test_features =
-        c.whiten ? MatrixXd(X_test_unit * L.transpose()) : X_test_unit;
+        T.size() > 0 ? MatrixXd(X_test_inputs * T) : X_test_inputs;
     out.test_loss =
         (predict(trained.parameters, features, data.Y, test_features, c.h) - Y_test)
             .squaredNorm() /
         static_cast<double>(c.n);
     out.ls_test_loss =
-        (X_test_unit * beta_ls - Y_test).squaredNorm() / static_cast<double>(c.n);
+        (X_test_inputs * beta_ls - Y_test).squaredNorm() / static_cast<double>(c.n);
     if (c.h == Normalisation::identity) {
       VectorXd beta_eq = equivalent_beta(trained.parameters, features, data.Y);
-      if (c.whiten) beta_eq = L.transpose() * beta_eq;
+      if (T.size() > 0) beta_eq = T * beta_eq;  // in the inputs' coordinates
       out.error_rate = (beta_eq - beta_ls).norm() / beta_ls.norm();
     }
     out.loss = std::move(trained.loss);

@@ -218,20 +218,17 @@ struct ExperimentConfig {
   int threads = 1;         ///< worker threads (runs are independent)
   /// \f$ w_v \f$ at the start; empty: initial_value_weight() of the initial projections.
   std::optional<double> initial_w_v;
-  /// The unit of the features (chapter 04): the data are drawn in the source's unit and
-  /// every feature, training and held-out, is then multiplied by `unit` (1000: the same
-  /// currents in mA instead of A). The initial projections do not change with it, as in a
-  /// framework that knows nothing of units; \f$ Y \f$ keeps its unit.
-  double unit = 1.0;
-  /// Whiten the features first (chapter 04): the system is trained on \f$ X (\rho L)^\top \f$,
-  /// with \f$ L \f$ = whitening_map() of the training rows and the plain number
-  /// \f$ \rho = \sqrt n \cdot 10/\sqrt 3 \f$ (experiment_feature_scale is
-  /// \f$ 10/\sqrt 3 \f$, the standard deviation of the source's currents counted in amperes,
-  /// a fixed number that does not follow `unit`), which gives the whitened features the
-  /// numerical scale the source's features have in amperes; held-out rows become
-  /// \f$ X_{test} (\rho L)^\top \f$. The error rate compares
-  /// \f$ (\rho L)^\top \beta_{eq} \f$ with \f$ \beta_{LS} \f$.
-  bool whiten = false;
+  /// The inputs the experiment works with, made from the source's rows \f$ X \f$ (training
+  /// and held-out alike, before anything else: least squares sees them too). Empty: the
+  /// source's rows themselves. (Chapter 04 passes the same currents in another unit.)
+  std::function<Eigen::MatrixXd(const Eigen::MatrixXd& X)> inputs;
+  /// A linear change of features for the attention system alone, fitted on the training
+  /// inputs: returns the \f$ d \times d \f$ matrix \f$ T \f$, and the system is trained on
+  /// \f$ XT \f$ and queried with \f$ X_{test} T \f$ (tokens are rows, the map acts from
+  /// the right). Its equivalent parameter in the inputs' coordinates is
+  /// \f$ T \beta_{eq} \f$, which the error rate compares with \f$ \beta_{LS} \f$. Empty:
+  /// \f$ T = I \f$. (Chapter 04 passes a whitening map.)
+  std::function<Eigen::MatrixXd(const Eigen::MatrixXd& X)> features;
   /// Called after each finished run with (runs finished, runs in all), one call at a time,
   /// from the thread that finished it: for progress lines. May be empty.
   std::function<void(int, int)> on_run_done;
@@ -260,11 +257,13 @@ struct RunResult {
 std::uint64_t run_seed(std::uint64_t base_seed, int run, int stream);
 
 /// \brief Runs one configuration: each run draws its own data (regression_data()) and
-/// initial parameters (random_regressor()) from run_seed(), trains, and compares with
-/// least squares (least_squares_qr()). Results are in run order and, apart from `seconds`,
+/// initial parameters (random_regressor()) from run_seed(), makes the inputs and features
+/// (ExperimentConfig::inputs, ::features), trains, and compares with least squares
+/// (least_squares_qr()). Results are in run order and, apart from `seconds`,
 /// bit-for-bit the same for any number of threads.
 /// \throws std::invalid_argument unless \f$ 1 \le d \le n \f$, runs \f$ \ge 1 \f$,
-///         iterations \f$ \ge 0 \f$, threads \f$ \ge 1 \f$, and Adam's settings are valid.
+///         iterations \f$ \ge 0 \f$, threads \f$ \ge 1 \f$, Adam's settings are valid, and
+///         the inputs and features have the shapes above.
 std::vector<RunResult> run_experiment(const ExperimentConfig& config);
 
 }  // namespace attn
