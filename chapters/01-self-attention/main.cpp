@@ -16,15 +16,15 @@
 #include <vector>
 
 #include "attn/attention.hpp"
-#include "attn/cli.hpp"
-#include "attn/output.hpp"
+#include "harness/cli.hpp"
+#include "harness/output.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
 #include "toy.hpp"
 
 namespace {
 
-using attn::say;
+using harness::say;
 
 using Eigen::Index;
 using Eigen::MatrixXd;
@@ -34,7 +34,7 @@ using Eigen::VectorXd;
 constexpr Index keys = 16;
 
 struct Options {
-  attn::CommonOptions common;
+  harness::CommonOptions common;
   long n = 16;           // tokens in the random multi-head example
   long d = 8;            // model width of the multi-head example
   long heads = 2;        // number of heads; must divide d
@@ -44,7 +44,7 @@ struct Options {
 
 // ------------------------------------------------------------------------------------
 // 1. Dot product versus distance, on the 2-D toy embeddings of the source's picture.
-void dot_versus_distance(std::string& text, attn::Results& results) {
+void dot_versus_distance(std::string& text, harness::Results& results) {
   const MatrixXd E = ch01::word_embeddings();
   const Index cat = 10;
   // [dot-vs-distance]
@@ -75,7 +75,7 @@ void dot_versus_distance(std::string& text, attn::Results& results) {
 
 // ------------------------------------------------------------------------------------
 // 2. Context as a weighted average: the source's hand-written causal weight table.
-void weight_table(std::string& text, attn::Results& results) {
+void weight_table(std::string& text, harness::Results& results) {
   const MatrixXd W = ch01::seed_weight_table();
   const MatrixXd X = ch01::sentence_embeddings();
   // [weighted-average]
@@ -118,7 +118,7 @@ void print_weights(std::string& text, const MatrixXd& A) {
 }
 
 void causal_sentence(const std::filesystem::path& out, std::string& text,
-                     attn::Results& results) {
+                     harness::Results& results) {
   const MatrixXd X = ch01::sentence_embeddings();
   const Index n = X.rows();
   // [causal-toy]
@@ -145,13 +145,13 @@ void causal_sentence(const std::filesystem::path& out, std::string& text,
   }
   const double future_weight_jin = A_all.row(0).tail(n - 1).sum();
 
-  std::vector<std::vector<attn::CsvCell>> rows;
+  std::vector<std::vector<harness::CsvCell>> rows;
   for (Index t = 0; t < n; ++t)
     for (Index i = 0; i < n; ++i)
       rows.push_back({static_cast<double>(t), static_cast<double>(i), A(t, i),
                       ch01::sentence[std::size_t(t)], ch01::sentence[std::size_t(i)],
                       static_cast<double>(i > t), A_all(t, i)});
-  attn::write_csv(
+  harness::write_csv(
       out / "01-causal-weights.csv",
       {"query", "key", "weight", "query_token", "key_token", "masked", "weight_unmasked"},
       rows);
@@ -204,7 +204,7 @@ double jacobian_norm(const VectorXd& p) {
 // ------------------------------------------------------------------------------------
 // 4. Why divide by sqrt(d): the variance of q·k grows like d; softmax saturates.
 void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-                 std::string& text, attn::Results& results) {
+                 std::string& text, harness::Results& results) {
   say(text, "4. Var(q.k) for q, k with i.i.d. N(0,1) entries ({} samples per d)\n",
       o.samples);
   say(text, "   {:>6} {:>12} {:>16} {:>12} {:>10}\n", "d", "Var(q.k)", "Var(q.k/sqrt d)",
@@ -212,7 +212,7 @@ void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& 
   MatrixXd table(0, 7);
   std::vector<std::string> summary;
   for (long d = 1; d <= o.max_d; d *= 2) {
-    attn::progress(fmt::format("variance of q.k: d = {} of {}", d, o.max_d));
+    harness::progress(fmt::format("variance of q.k: d = {} of {}", d, o.max_d));
     // [qk-variance]
     double sum = 0, sum_sq = 0;
     for (long s = 0; s < o.samples; ++s) {
@@ -267,7 +267,7 @@ void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& 
       summary.push_back(fmt::format("   {:>6} {:>#9.3g} {:>#9.3g} {:>#11.3g} {:>#9.3g}\n",
                                     d, H_med, H_scaled_med, J_med, J_scaled_med));
   }
-  attn::progress("");
+  harness::progress("");
   say(text,
       "   (max weight: mean largest softmax weight of a query over {} keys, {} "
       "draws)\n",
@@ -281,7 +281,7 @@ void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& 
   say(text, "\n");
   results["mean_max_weight_scaled_min"] = table.col(6).minCoeff();
   results["mean_max_weight_scaled_max"] = table.col(6).maxCoeff();
-  attn::write_csv(
+  harness::write_csv(
       out / "01-qk-variance.csv",
       {"d", "var", "var_scaled", "se", "se_scaled", "max_weight", "max_weight_scaled"},
       table);
@@ -289,7 +289,7 @@ void qk_variance(const Options& o, attn::Rng& rng, const std::filesystem::path& 
 
 // 5. Softmax saturation: entropy and Jacobian norm as the logits are scaled up.
 void saturation(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-                std::string& text, attn::Results& results) {
+                std::string& text, harness::Results& results) {
   const int draws = o.common.quick ? 50 : 400;
   const int points = 61;
   const MatrixXd Z = attn::random_normal(draws, keys, rng);  // one row of logits per draw
@@ -342,7 +342,7 @@ void saturation(const Options& o, attn::Rng& rng, const std::filesystem::path& o
   results["entropy_drop_end_scale"] = table(end, 0);
   results["jacobian_peak_scale"] = table(peak, 0);
   results["jacobian_peak_median"] = table(peak, 4);
-  attn::write_csv(out / "01-softmax-saturation.csv",
+  harness::write_csv(out / "01-softmax-saturation.csv",
                   {"scale", "entropy_median", "entropy_p10", "entropy_p90",
                    "jacobian_median", "jacobian_p10", "jacobian_p90"},
                   table);
@@ -351,7 +351,7 @@ void saturation(const Options& o, attn::Rng& rng, const std::filesystem::path& o
 // ------------------------------------------------------------------------------------
 // 6. Multi-head causal self-attention on random tokens, with the checks the tests make.
 void multi_head(const Options& o, attn::Rng& rng, std::string& text,
-                attn::Results& results) {
+                harness::Results& results) {
   const Index n = o.n, d = o.d;
   const double init = 1.0 / std::sqrt(static_cast<double>(d));  // keeps q.k of order 1
   // [multi-head-use]
@@ -362,13 +362,13 @@ void multi_head(const Options& o, attn::Rng& rng, std::string& text,
   p.W_V = attn::random_normal(d, d, rng, init);
   p.W_O = attn::random_normal(d, d, rng, init);
   MatrixXd X = attn::random_normal(n, d, rng);
-  attn::progress("multi-head attention");
+  harness::progress("multi-head attention");
   const MatrixXd Y = attn::multi_head_attention(X, p, attn::Masking::causal);
   // [multi-head-use]
 
   // Changing the last token must leave every earlier output row unchanged, bit for bit.
   X.row(n - 1) = attn::random_normal(1, d, rng);
-  attn::progress("multi-head attention, after editing the last token");
+  harness::progress("multi-head attention, after editing the last token");
   const MatrixXd Y2 = attn::multi_head_attention(X, p, attn::Masking::causal);
   const double earlier_change =
       n > 1 ? (Y2.topRows(n - 1) - Y.topRows(n - 1)).cwiseAbs().maxCoeff() : 0.0;
@@ -377,7 +377,7 @@ void multi_head(const Options& o, attn::Rng& rng, std::string& text,
   double rowsum_error = 0;
   const Index dh = d / o.heads;
   for (Index i = 0; i < o.heads; ++i) {
-    attn::progress(
+    harness::progress(
         fmt::format("row sums of the weights of head {} of {}", i + 1, o.heads));
     const MatrixXd A =
         attn::attention_weights(X * p.W_Q.middleCols(i * dh, dh),
@@ -385,7 +385,7 @@ void multi_head(const Options& o, attn::Rng& rng, std::string& text,
     rowsum_error =
         std::max(rowsum_error, (A.rowwise().sum().array() - 1.0).abs().maxCoeff());
   }
-  attn::progress("");
+  harness::progress("");
   say(text, "6. Multi-head causal self-attention: n = {}, d = {}, {} heads of width {}\n",
       n, d, o.heads, dh);
   say(text, "   output is {} x {}; max |row sum - 1| of the weights = {:.1e}\n", Y.rows(),
@@ -399,14 +399,13 @@ void multi_head(const Options& o, attn::Rng& rng, std::string& text,
 
 void run(Options& o) {
   if (o.heads > o.d || o.d % o.heads != 0)
-    throw attn::usage_error("--heads",
+    throw harness::usage_error("--heads",
                             fmt::format("must divide --d = {} (got {})", o.d, o.heads));
-  const std::filesystem::path out = o.common.out;
-  attn::prepare_out_dir(out);
+  const std::filesystem::path out = harness::begin_output(o.common.out);
 
   attn::Rng rng(o.common.seed);
   std::string text;
-  attn::Results results;
+  harness::Results results;
   results["seed"] = o.common.seed;
   results["n"] = o.n;
   results["d"] = o.d;
@@ -423,31 +422,31 @@ void run(Options& o) {
 
   for (const char* figure :
        {"01-causal-weights", "01-qk-variance", "01-softmax-saturation"})
-    attn::render_figure(out, figure);
-  attn::finish_program(out, results, text);
+    harness::render_figure(out, figure);
+  harness::finish_program(out, results, text);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
-  attn::CommandLine cli{
+  harness::CommandLine cli{
       "Chapter 01 — Self-attention from scratch: dot products, softmax, sqrt(d), masks, "
       "heads.",
       "ch01"};
-  attn::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
-  attn::add_int_option(cli, "--n", o.n, 1, 4096, "tokens in the multi-head example");
-  attn::add_int_option(cli, "--d", o.d, 1, 4096, "model width of the multi-head example");
-  attn::add_int_option(cli, "--heads", o.heads, 1, 4096,
+  harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  harness::add_int_option(cli, "--n", o.n, 1, 4096, "tokens in the multi-head example");
+  harness::add_int_option(cli, "--d", o.d, 1, 4096, "model width of the multi-head example");
+  harness::add_int_option(cli, "--heads", o.heads, 1, 4096,
                        "attention heads; must divide --d");
-  attn::add_int_option(cli, "--samples", o.samples, 10, 10'000'000,
+  harness::add_int_option(cli, "--samples", o.samples, 10, 10'000'000,
                        "Monte Carlo samples of q.k per width d");
-  attn::add_int_option(cli, "--max-d", o.max_d, 1, 8192,
+  harness::add_int_option(cli, "--max-d", o.max_d, 1, 8192,
                        "largest d of the variance sweep (powers of two)");
-  return attn::run_program(cli, argc, argv, [&] {
+  return harness::run_program(cli, argc, argv, [&] {
     if (o.common.quick) {  // --quick shrinks only what the user did not set
-      if (!attn::option_given(cli, "--samples")) o.samples = 2000;
-      if (!attn::option_given(cli, "--max-d")) o.max_d = 128;
+      if (!harness::option_given(cli, "--samples")) o.samples = 2000;
+      if (!harness::option_given(cli, "--max-d")) o.max_d = 128;
     }
     run(o);
   });

@@ -23,16 +23,16 @@
 #include <vector>
 
 #include "attn/attention.hpp"
-#include "attn/cli.hpp"
+#include "harness/cli.hpp"
 #include "attn/kernel_regression.hpp"
-#include "attn/output.hpp"
+#include "harness/output.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
 #include "experiment.hpp"
 
 namespace {
 
-using attn::say;
+using harness::say;
 
 using attn::Kernel;
 using Eigen::Index;
@@ -42,7 +42,7 @@ using Eigen::VectorXd;
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 struct Options {
-  attn::CommonOptions common;
+  harness::CommonOptions common;
   long n = 100;        // training points of the fits, the weight maps and the LOO-CV
   double noise = 0.5;  // standard deviation of the label noise
   std::string kernel = "gaussian";  // kernel of the rate sweep and of the chosen h
@@ -52,11 +52,11 @@ struct Options {
 };
 
 // CSV rows of a table whose NaN entries (undefined values) are written as the word NaN,
-// which gnuplot reads as a gap; attn::write_csv refuses NaN numbers.
-std::vector<std::vector<attn::CsvCell>> with_gaps(const MatrixXd& table) {
-  std::vector<std::vector<attn::CsvCell>> rows;
+// which gnuplot reads as a gap; harness::write_csv refuses NaN numbers.
+std::vector<std::vector<harness::CsvCell>> with_gaps(const MatrixXd& table) {
+  std::vector<std::vector<harness::CsvCell>> rows;
   for (Index i = 0; i < table.rows(); ++i) {
-    std::vector<attn::CsvCell> row;
+    std::vector<harness::CsvCell> row;
     for (Index j = 0; j < table.cols(); ++j)
       if (std::isnan(table(i, j)))
         row.emplace_back(std::string("NaN"));
@@ -87,7 +87,7 @@ VectorXd fit_or_gap(const MatrixXd& T, const ch02::Data& data, Kernel k, double 
 // ------------------------------------------------------------------------------------
 // 1. Fits of every kernel at three bandwidths.
 void fits(const Options& o, const ch02::Data& data, const std::filesystem::path& out,
-          std::string& text, attn::Results& results) {
+          std::string& text, harness::Results& results) {
   const Index m = 401;
   const MatrixXd T = VectorXd::LinSpaced(m, 0.0, 1.0);
   const std::vector<double> hs{o.h / 2.5, o.h, 4 * o.h};
@@ -126,16 +126,16 @@ void fits(const Options& o, const ch02::Data& data, const std::filesystem::path&
   }
   say(text, "\n");
   results["fit_grid_points"] = m;
-  attn::write_csv(out / "02-fits.csv", header, with_gaps(table));
+  harness::write_csv(out / "02-fits.csv", header, with_gaps(table));
   MatrixXd points(data.X.rows(), 2);
   points << data.X, data.Y;
-  attn::write_csv(out / "02-data.csv", {"x", "y"}, points);
+  harness::write_csv(out / "02-data.csv", {"x", "y"}, points);
 }
 
 // ------------------------------------------------------------------------------------
 // 2. The weights as attention maps: queries on a grid x training points sorted by x.
 void weight_maps(const Options& o, const ch02::Data& data,
-                 const std::filesystem::path& out, std::string& text, attn::Results& results) {
+                 const std::filesystem::path& out, std::string& text, harness::Results& results) {
   std::vector<Index> order(static_cast<std::size_t>(data.X.rows()));
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(),
@@ -144,7 +144,7 @@ void weight_maps(const Options& o, const ch02::Data& data,
   for (Index i = 0; i < X.rows(); ++i) X(i, 0) = data.X(order[std::size_t(i)], 0);
   const Index m = 40;
   const MatrixXd T = VectorXd::LinSpaced(m, 0.0125, 0.9875);  // centres of 40 cells
-  std::vector<std::vector<attn::CsvCell>> rows;
+  std::vector<std::vector<harness::CsvCell>> rows;
   say(text, "2. Weight maps at h = {:g}: {} queries on a grid x {} keys\n", o.h, m,
       X.rows());
   for (const Kernel k : attn::all_kernels()) {
@@ -180,14 +180,14 @@ void weight_maps(const Options& o, const ch02::Data& data,
                         static_cast<double>(std::isnan(W(j, i)))});
   }
   say(text, "\n");
-  attn::write_csv(out / "02-weights.csv",
+  harness::write_csv(out / "02-weights.csv",
                   {"kernel", "key_rank", "query", "weight", "empty"}, rows);
 }
 
 // ------------------------------------------------------------------------------------
 // 3. The bridge: Gaussian kernel regression as softmax attention.
 void bridge(attn::Rng& rng, const ch02::Data& data, const Options& o, std::string& text,
-            attn::Results& results) {
+            harness::Results& results) {
   const Index nq = 32, nk = 64, d = 4;
   const double h = 1.0;
   const MatrixXd Q = attn::random_normal(nq, d, rng), K = attn::random_normal(nk, d, rng);
@@ -246,16 +246,16 @@ void bridge(attn::Rng& rng, const ch02::Data& data, const Options& o, std::strin
 // ------------------------------------------------------------------------------------
 // 4. Consistency: the error against n with h = c n^{-1/5}.
 void rate(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-          std::string& text, attn::Results& results) {
+          std::string& text, harness::Results& results) {
   const Kernel kernel = attn::parse_kernel(o.kernel);
   std::vector<Index> ns;
   for (Index n = 100; n <= o.max_n; n *= 2) ns.push_back(n);
   const ch02::RateFit fit =
       ch02::consistency(ns, o.reps, o.noise, kernel, 50, rng, [&](Index k, Index K) {
-        attn::progress(
+        harness::progress(
             fmt::format("rate sweep: n = {} ({} of {})", ns[std::size_t(k)], k + 1, K));
       });
-  attn::progress("");
+  harness::progress("");
   say(text, "4. Consistency, {} kernel, h = {:.3g} n^(-1/5){}: interior MSE against f\n",
       o.kernel, ch02::rate_bandwidth(1, kernel),
       kernel == Kernel::gaussian ? "" : " (sd 0.15 n^(-1/5))");
@@ -287,7 +287,7 @@ void rate(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
   results["rate_h_first"] = table(0, 5);
   results["rate_scaled_mse_first"] = fit.mean_error(0) * std::pow(fit.n(0), 0.8);
   results["rate_scaled_mse_last"] = fit.mean_error(last) * std::pow(fit.n(last), 0.8);
-  attn::write_csv(out / "02-rate.csv",
+  harness::write_csv(out / "02-rate.csv",
                   {"n", "mse", "mse_lo", "mse_hi", "fitted", "h", "reference"}, table);
 }
 
@@ -295,7 +295,7 @@ void rate(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
 // 5. Choosing h: leave-one-out cross-validation, and a learned bandwidth.
 void choose_bandwidth(const Options& o, const ch02::Data& data,
                       const std::filesystem::path& out, std::string& text,
-                      attn::Results& results) {
+                      harness::Results& results) {
   const Index points = 81;
   const VectorXd log_h = VectorXd::LinSpaced(points, std::log(0.005), std::log(0.5));
   const MatrixXd T = VectorXd::LinSpaced(401, 0.0, 1.0);
@@ -352,7 +352,7 @@ void choose_bandwidth(const Options& o, const ch02::Data& data,
     table(p, col) = noise2 + mse;
     if (table(p, col) < best_risk) best_risk = table(p, col), best_risk_h = table(p, 0);
   }
-  attn::write_csv(out / "02-loocv.csv", header, with_gaps(table));
+  harness::write_csv(out / "02-loocv.csv", header, with_gaps(table));
 
   // [learn]
   // Gradient descent on log h, from a bandwidth that is far too smooth.
@@ -362,7 +362,7 @@ void choose_bandwidth(const Options& o, const ch02::Data& data,
   MatrixXd steps(static_cast<Index>(path.size()), 4);
   for (std::size_t t = 0; t < path.size(); ++t)
     steps.row(Index(t)) << static_cast<double>(t), path[t].h, path[t].loss, path[t].grad;
-  attn::write_csv(out / "02-learned.csv", {"step", "h", "loss", "grad"}, steps);
+  harness::write_csv(out / "02-learned.csv", {"step", "h", "loss", "grad"}, steps);
   const auto& last = path.back();
   if (std::isnan(chosen_h))
     say(text, "   no h of the grid can be chosen for --kernel {}\n", o.kernel);
@@ -392,7 +392,7 @@ void choose_bandwidth(const Options& o, const ch02::Data& data,
 // ------------------------------------------------------------------------------------
 // 6. The limit h -> 0 in floating point: from which s = delta / 2h^2 on the Gaussian
 // estimate is the nearest label bit for bit, and from which on the other weights are 0.
-void nearest_limit(const ch02::Data& data, std::string& text, attn::Results& results) {
+void nearest_limit(const ch02::Data& data, std::string& text, harness::Results& results) {
   const Index m = 401;  // the queries of section 1
   const MatrixXd T = VectorXd::LinSpaced(m, 0.0, 1.0);
   std::vector<double> exact, zero;
@@ -455,12 +455,11 @@ std::vector<std::string> kernel_names() {
 }
 
 void run(Options& o) {  // --h and --noise are range-checked by the parser
-  const std::filesystem::path out = o.common.out;
-  attn::prepare_out_dir(out);
+  const std::filesystem::path out = harness::begin_output(o.common.out);
 
   attn::Rng rng(o.common.seed);
   std::string text;
-  attn::Results results;
+  harness::Results results;
   results["seed"] = o.common.seed;
   results["n"] = o.n;
   results["noise"] = o.noise;
@@ -477,46 +476,46 @@ void run(Options& o) {  // --h and --noise are range-checked by the parser
   choose_bandwidth(o, data, out, text, results);
   nearest_limit(data, text, results);
 
-  attn::render_figure(
+  harness::render_figure(
       out, "02-fits", "",
       fmt::format("data='{}'; h1='{:g}'; h2='{:g}'; h3='{:g}'",
                   (out / "02-data.csv").string(), o.h / 2.5, o.h, 4 * o.h));
-  attn::render_figure(out, "02-weights", "",
+  harness::render_figure(out, "02-weights", "",
                       fmt::format("h='{:g}'; rows={}; cols={}", o.h, 40, o.n));
-  attn::render_figure(out, "02-rate", "",
+  harness::render_figure(out, "02-rate", "",
                       fmt::format("kernel='{}'; slope={:.17g}; slope_se={:.17g}",
                                   o.kernel, results.number("rate_slope"),
                                   (results.number("rate_slope_interval_high") -
                                    results.number("rate_slope")) /
                                       2));
-  attn::render_figure(out, "02-loocv", "",
+  harness::render_figure(out, "02-loocv", "",
                       fmt::format("learned='{}'", (out / "02-learned.csv").string()));
-  attn::finish_program(out, results, text);
+  harness::finish_program(out, results, text);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
-  attn::CommandLine cli{"Chapter 02 — Nadaraya–Watson kernel regression is attention.",
+  harness::CommandLine cli{"Chapter 02 — Nadaraya–Watson kernel regression is attention.",
                         "ch02"};
-  attn::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
-  attn::add_int_option(cli, "--n", o.n, 2, 20000,
+  harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  harness::add_int_option(cli, "--n", o.n, 2, 20000,
                        "training points of the fits, weight maps and cross-validation");
-  attn::add_real_option(cli, "--noise", o.noise, 0.0, 100.0,
+  harness::add_real_option(cli, "--noise", o.noise, 0.0, 100.0,
                         "standard deviation of the label noise");
-  attn::add_choice_option(cli, "--kernel", o.kernel, kernel_names(),
+  harness::add_choice_option(cli, "--kernel", o.kernel, kernel_names(),
                           "kernel of the rate sweep and of the chosen h");
-  attn::add_real_option(cli, "--h", o.h, 1e-9, 1e9,
+  harness::add_real_option(cli, "--h", o.h, 1e-9, 1e9,
                         "bandwidth of the weight maps; the fits also use h/2.5 and 4h");
-  attn::add_int_option(cli, "--reps", o.reps, 4, 100000,
+  harness::add_int_option(cli, "--reps", o.reps, 4, 100000,
                        "data sets at n = 100 in the rate sweep (fewer at larger n)");
-  attn::add_int_option(cli, "--max-n", o.max_n, 200, 1000000,
+  harness::add_int_option(cli, "--max-n", o.max_n, 200, 1000000,
                        "largest n of the rate sweep (100, 200, 400, ... up to it)");
-  return attn::run_program(cli, argc, argv, [&] {
+  return harness::run_program(cli, argc, argv, [&] {
     if (o.common.quick) {  // --quick shrinks only what the user did not set
-      if (!attn::option_given(cli, "--reps")) o.reps = 40;
-      if (!attn::option_given(cli, "--max-n")) o.max_n = 1600;
+      if (!harness::option_given(cli, "--reps")) o.reps = 40;
+      if (!harness::option_given(cli, "--max-n")) o.max_n = 1600;
     }
     run(o);
   });

@@ -19,15 +19,15 @@
 #include <vector>
 
 #include "attn/attention_regression.hpp"
-#include "attn/cli.hpp"
+#include "harness/cli.hpp"
 #include "attn/least_squares.hpp"
-#include "attn/output.hpp"
+#include "harness/output.hpp"
 #include "attn/random.hpp"
 #include "robust.hpp"
 
 namespace {
 
-using attn::say;
+using harness::say;
 
 using attn::Normalisation;
 using Eigen::Index;
@@ -35,9 +35,9 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
 struct Options {
-  attn::CommonOptions common;
-  long n = 0;  // 0: the source's three configurations
-  long d = 0;
+  harness::CommonOptions common;
+  long n = 100;  // used only when --n or --d is given: otherwise the source's three sizes
+  long d = 10;
   long runs = 10;
   long iterations = 1000;
   double lr = attn::experiment_adam.learning_rate;
@@ -59,7 +59,7 @@ double median(std::vector<double> v) {
 // ------------------------------------------------------------------------------------
 // 1. Accuracy of the normal equations, QR and the SVD against kappa(X).
 void conditioning(const Options& o, const std::filesystem::path& out, std::string& text,
-                  attn::Results& results) {
+                  harness::Results& results) {
   const Index n = 100, d = 10;
   const int seeds = o.common.quick ? 3 : 9;
   say(text,
@@ -67,7 +67,7 @@ void conditioning(const Options& o, const std::filesystem::path& out, std::strin
       "number kappa\n   (median over {} matrices)\n",
       n, d, seeds);
   say(text, "   {:>8} {:>12} {:>12} {:>12}\n", "kappa", "normal eq.", "QR", "SVD");
-  std::vector<std::vector<attn::CsvCell>> rows;
+  std::vector<std::vector<harness::CsvCell>> rows;
   double first_failure = 0;
   for (int k = 0; k <= 24; ++k) {  // kappa = 10^0 .. 10^12 in half decades
     const double kappa = std::pow(10.0, 0.5 * k);
@@ -91,7 +91,7 @@ void conditioning(const Options& o, const std::filesystem::path& out, std::strin
     }
     if (ne_failed && first_failure == 0) first_failure = kappa;
     // An empty cell is a gap in the figure: no answer, rather than a made-up error.
-    rows.push_back({kappa, ne_failed ? attn::CsvCell{std::string()} : median(ne),
+    rows.push_back({kappa, ne_failed ? harness::CsvCell{std::string()} : median(ne),
                     median(qr), median(svd)});
     if (k % 4 == 0) {
       say(text, "   {:>8.0e} {:>12} {:>12.1e} {:>12.1e}\n", kappa,
@@ -106,13 +106,13 @@ void conditioning(const Options& o, const std::filesystem::path& out, std::strin
   say(text, "   the Cholesky factorisation of X^T X first fails at kappa = {:.0e}\n\n",
       first_failure);
   results["normal_equations_first_failure_kappa"] = first_failure;
-  attn::write_csv(out / "03-conditioning.csv", {"kappa", "normal", "qr", "svd"}, rows);
+  harness::write_csv(out / "03-conditioning.csv", {"kappa", "normal", "qr", "svd"}, rows);
 }
 
 // ------------------------------------------------------------------------------------
 // 2. Least squares against least absolute deviations under three noise laws of variance 1:
 // the best unbiased estimator under Gaussian noise, only the best linear one otherwise.
-void estimators(const Options& o, std::string& text, attn::Results& results) {
+void estimators(const Options& o, std::string& text, harness::Results& results) {
   const Index n = 50, d = 3, M = 4000;
   attn::Rng rng(attn::run_seed(o.common.seed, 0, 40));
   const MatrixXd X = attn::random_uniform(n, d, rng, -10.0, 10.0);
@@ -145,7 +145,7 @@ void estimators(const Options& o, std::string& text, attn::Results& results) {
 
 // ------------------------------------------------------------------------------------
 // 3. The identities: L, three factorisations of (X^T X)^-1, the hat matrix, GD steps.
-void identities(const Options& o, std::string& text, attn::Results& results) {
+void identities(const Options& o, std::string& text, harness::Results& results) {
   attn::Rng rng(attn::run_seed(o.common.seed, 0, 20));
   const Index n = 100, d = 10;
   const attn::RegressionData data = attn::regression_data(n, d, rng);
@@ -240,7 +240,7 @@ void identities(const Options& o, std::string& text, attn::Results& results) {
 // ------------------------------------------------------------------------------------
 // 4. The hat-matrix heatmap: 20 samples, 3 features.
 void hat_figure(const Options& o, const std::filesystem::path& out,
-                attn::Results& results) {
+                harness::Results& results) {
   attn::Rng rng(attn::run_seed(o.common.seed, 0, 30));
   const MatrixXd X = attn::random_uniform(20, 3, rng, -10.0, 10.0);
   const MatrixXd H = attn::hat_matrix(X);
@@ -252,7 +252,7 @@ void hat_figure(const Options& o, const std::filesystem::path& out,
   for (Index i = 0, r = 0; i < H.rows(); ++i)
     for (Index j = 0; j < H.cols(); ++j, ++r)
       table.row(r) << double(i), double(j), H(i, j);
-  attn::write_csv(out / "03-hat-matrix.csv", {"row", "col", "value"}, table);
+  harness::write_csv(out / "03-hat-matrix.csv", {"row", "col", "value"}, table);
 }
 
 // ------------------------------------------------------------------------------------
@@ -298,19 +298,19 @@ Outcome train_config(const Options& o, Config c, Normalisation h) {
   e.seed = o.common.seed;
   e.threads = int(o.threads);
   e.on_run_done = [&](int done, int total) {
-    attn::progress(fmt::format("training (n, d) = ({}, {}), h = {}: {} of {} runs done",
+    harness::progress(fmt::format("training (n, d) = ({}, {}), h = {}: {} of {} runs done",
                                c.n, c.d, attn::to_string(h), done, total));
   };
   const auto start = std::chrono::steady_clock::now();
   Outcome result{attn::run_experiment(e), 0};
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  attn::progress("");
+  harness::progress("");
   return result;
 }
 
 void experiments(const Options& o, const std::vector<Config>& configs,
-                 const std::filesystem::path& out, std::string& text, attn::Results& results,
+                 const std::filesystem::path& out, std::string& text, harness::Results& results,
                  std::vector<std::string>& figures) {
   const bool with_id = o.normalisation != "softmax";
   const bool with_softmax = o.normalisation != "identity";
@@ -318,7 +318,7 @@ void experiments(const Options& o, const std::vector<Config>& configs,
       "4. Training the attention system (seed 000 §5): {} runs x {} Adam iterations, "
       "lr {:g}, decay {:g}\n",
       o.runs, o.iterations, o.lr, o.decay);
-  std::vector<std::vector<attn::CsvCell>> error_rows;
+  std::vector<std::vector<harness::CsvCell>> error_rows;
   double total_seconds = 0;
   long runs_below_1e_4 = 0, id_runs = 0;  // h = id, over all configurations
   long most_iterations_to_1pct = 0;        // the slowest configuration's count
@@ -343,11 +343,11 @@ void experiments(const Options& o, const std::vector<Config>& configs,
     results[name + "_ls_test_loss_median"] = median(ls_test);
 
     // Loss curves: geometric mean and a x/÷ one geometric-sd band over the runs.
-    std::vector<std::vector<attn::CsvCell>> rows;
+    std::vector<std::vector<harness::CsvCell>> rows;
     const auto ls_mean = geometric(ls_loss).first;
     long within_1pct = -1;  // first iteration whose id curve is within 1% of the LS line
     for (long t = 0; t <= o.iterations; ++t) {
-      std::vector<attn::CsvCell> row{double(t)};
+      std::vector<harness::CsvCell> row{double(t)};
       for (const Outcome* h : {&id, &sm}) {
         if (h->runs.empty()) {
           row.insert(row.end(), 3, std::string());
@@ -363,7 +363,7 @@ void experiments(const Options& o, const std::vector<Config>& configs,
       rows.push_back(row);
     }
     const std::string fig = "03-loss-" + name;
-    attn::write_csv(out / (fig + ".csv"),
+    harness::write_csv(out / (fig + ".csv"),
                     {"iteration", "id_mean", "id_lo", "id_hi", "softmax_mean",
                      "softmax_lo", "softmax_hi", "ls"},
                     rows);
@@ -458,7 +458,7 @@ void experiments(const Options& o, const std::vector<Config>& configs,
     results["id_runs"] = double(id_runs);
     results["id_error_rate_max"] = error_max;
     results["id_final_loss_over_ls_minus_1_max"] = excess_max;
-    attn::write_csv(out / "03-error-rates.csv", {"config", "run", "error_rate", "label"},
+    harness::write_csv(out / "03-error-rates.csv", {"config", "run", "error_rate", "label"},
                     error_rows);
     figures.push_back("03-error-rates");
   }
@@ -467,26 +467,23 @@ void experiments(const Options& o, const std::vector<Config>& configs,
   say(text, "\n");
 }
 
-void run(Options& o, const attn::CommandLine& cli) {
+void run(Options& o, const harness::CommandLine& cli) {
   std::vector<Config> configs{{100, 10}, {1000, 10}, {1000, 100}};
   if (o.common.quick) configs = {{100, 10}, {400, 10}};
-  if (attn::option_given(cli, "--n") || attn::option_given(cli, "--d")) {
-    if (o.n == 0) o.n = 100;
-    if (o.d == 0) o.d = 10;
+  if (harness::option_given(cli, "--n") || harness::option_given(cli, "--d")) {
     // n = d would be a valid least-squares problem, but its fit is exact: the loss the
     // experiment compares against would be 0.
     if (o.d >= o.n)
-      throw attn::usage_error(
+      throw harness::usage_error(
           "--d", fmt::format("must be less than --n = {}: the experiment needs more "
                              "samples than features (got {})",
                              o.n, o.d));
     configs = {{o.n, o.d}};
   }
-  const std::filesystem::path out = o.common.out;
-  attn::prepare_out_dir(out);
+  const std::filesystem::path out = harness::begin_output(o.common.out);
 
   std::string text;
-  attn::Results results;
+  harness::Results results;
   results["seed"] = o.common.seed;
   results["runs"] = o.runs;
   results["iterations"] = o.iterations;
@@ -494,9 +491,9 @@ void run(Options& o, const attn::CommandLine& cli) {
   results["decay"] = o.decay;
   std::vector<std::string> figures{"03-conditioning", "03-hat-matrix"};
 
-  attn::progress("least squares against the condition number");
+  harness::progress("least squares against the condition number");
   conditioning(o, out, text, results);
-  attn::progress("least squares against least absolute deviations");
+  harness::progress("least squares against least absolute deviations");
   estimators(o, text, results);
   identities(o, text, results);
   hat_figure(o, out, results);
@@ -507,16 +504,16 @@ void run(Options& o, const attn::CommandLine& cli) {
       const auto c = std::find_if(configs.begin(), configs.end(), [&](Config k) {
         return "03-loss-" + config_name(k) == f;
       });
-      attn::render_figure(out, f, "03-loss-curves",
+      harness::render_figure(out, f, "03-loss-curves",
                           fmt::format("title='(n, d) = ({}, {}), {} runs'; systems='{}'",
                                       c->n, c->d, o.runs, o.normalisation));
     } else {
-      attn::render_figure(out, f);
+      harness::render_figure(out, f);
     }
   }
   // The wall time is printed but kept out of output.txt, which the book quotes: it depends on
   // the machine and on what else runs, unlike every other number here.
-  attn::finish_program(
+  harness::finish_program(
       out, results, text,
       fmt::format("training took {:.1f} s on {} thread(s); results.json has the details "
                   "(time_*)\n",
@@ -527,32 +524,26 @@ void run(Options& o, const attn::CommandLine& cli) {
 
 int main(int argc, char** argv) {
   Options o;
-  attn::CommandLine cli{
+  harness::CommandLine cli{
       "Chapter 03 — Least squares is a special case of attention; the source's training "
       "experiments.",
       "ch03"};
-  attn::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
-  attn::add_int_option(cli, "--n", o.n, 1, 100000,
-                       "training rows; with --n or --d, one configuration replaces the "
-                       "source's three (default 100)");
-  attn::add_int_option(cli, "--d", o.d, 1, 1000, "features, fewer than --n (default 10)");
-  attn::add_int_option(cli, "--runs", o.runs, 1, 1000,
-                       "independent runs per configuration");
-  attn::add_int_option(cli, "--iterations", o.iterations, 1, 1000000,
-                       "Adam iterations per run");
-  attn::add_real_option(cli, "--lr", o.lr, 1e-12, 1, "Adam's learning rate");
-  attn::add_real_option(cli, "--decay", o.decay, 1e-6, 1,
+  harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  harness::add_int_option(cli, "--n", o.n, 1, 100000,
+                          "training rows; with --n or --d, one configuration replaces the "
+                          "source's three");
+  harness::add_int_option(cli, "--d", o.d, 1, 1000, "features, fewer than --n");
+  harness::add_int_option(cli, "--runs", o.runs, 1, 1000,
+                          "independent runs per configuration", 3);
+  harness::add_int_option(cli, "--iterations", o.iterations, 1, 1000000,
+                          "Adam iterations per run", 300);
+  harness::add_real_option(cli, "--lr", o.lr, 1e-12, 1, "Adam's learning rate");
+  harness::add_real_option(cli, "--decay", o.decay, 1e-6, 1,
                         "learning-rate decay per iteration (1 = constant)");
-  attn::add_choice_option(cli, "--normalisation", o.normalisation,
+  harness::add_choice_option(cli, "--normalisation", o.normalisation,
                           {"both", "identity", "softmax"}, "which systems h to train");
-  attn::add_int_option(
+  harness::add_int_option(
       cli, "--threads", o.threads, 1, 64,
       "worker threads (runs are independent; results do not depend on it)");
-  return attn::run_program(cli, argc, argv, [&] {
-    if (o.common.quick) {  // --quick shrinks only what the user did not set
-      if (!attn::option_given(cli, "--runs")) o.runs = 3;
-      if (!attn::option_given(cli, "--iterations")) o.iterations = 300;
-    }
-    run(o, cli);
-  });
+  return harness::run_program(cli, argc, argv, [&] { run(o, cli); });
 }

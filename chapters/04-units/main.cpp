@@ -18,15 +18,15 @@
 #include <vector>
 
 #include "attn/attention_regression.hpp"
-#include "attn/cli.hpp"
-#include "attn/output.hpp"
+#include "harness/cli.hpp"
+#include "harness/output.hpp"
 #include "attn/random.hpp"
 #include "attn/units.hpp"
 #include "sweep.hpp"
 
 namespace {
 
-using attn::say;
+using harness::say;
 
 using ch04::Method;
 using Eigen::Index;
@@ -34,7 +34,7 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
 struct Options {
-  attn::CommonOptions common;
+  harness::CommonOptions common;
   long n = 100;            // training rows
   long d = 10;             // features
   long queries = 50;       // held-out queries of the sweep
@@ -66,7 +66,7 @@ std::string unit_name() {
 
 // ------------------------------------------------------------------------------------
 // 1. Least squares and attention with units in the type.
-void typed(const ch04::UnitsProblem& p, std::string& text, attn::Results& results) {
+void typed(const ch04::UnitsProblem& p, std::string& text, harness::Results& results) {
   // [typed-ls]
   const attn::Amperes X = attn::from_units<1, 0>(p.X);  // training currents
   const attn::Volts Y = attn::from_units<0, 1>(p.Y);    // training voltages
@@ -120,7 +120,7 @@ void typed(const ch04::UnitsProblem& p, std::string& text, attn::Results& result
 // ------------------------------------------------------------------------------------
 // 2. The same data in A, in the unit of --scale, and in its inverse.
 void three_units(const Options& o, const ch04::UnitsProblem& p, std::string& text,
-                 attn::Results& results) {
+                 harness::Results& results) {
   const std::vector<double> cs{1.0 / o.scale, 1.0, o.scale};
   say(text,
       "2. The same currents in three units (numbers multiplied by c; c = 1000 is mA)\n"
@@ -153,18 +153,18 @@ void three_units(const Options& o, const ch04::UnitsProblem& p, std::string& tex
 // ------------------------------------------------------------------------------------
 // 3. The sweep over many decades: the figures.
 void sweep(const Options& o, const ch04::UnitsProblem& p,
-           const std::filesystem::path& out, std::string& text, attn::Results& results) {
+           const std::filesystem::path& out, std::string& text, harness::Results& results) {
   const std::vector<double> grid = ch04::unit_grid(int(o.decades), int(o.per_decade));
   std::vector<VectorXd> base;
   for (const Method m : ch04::methods)
     base.push_back(ch04::predict_in_units(p, 1.0, m).y);
-  std::vector<std::vector<attn::CsvCell>> rows;
+  std::vector<std::vector<harness::CsvCell>> rows;
   double ls_worst = 0, whitened_worst = 0;
   for (std::size_t k = 0; k < grid.size(); ++k) {
-    attn::progress(
+    harness::progress(
         fmt::format("unit sweep: c = {:.1e} ({}/{})", grid[k], k + 1, grid.size()));
     const double c = grid[k];
-    std::vector<attn::CsvCell> row{c};
+    std::vector<harness::CsvCell> row{c};
     std::vector<double> entropy, mse;
     for (std::size_t i = 0; i < ch04::methods.size(); ++i) {
       const ch04::Prediction pr = ch04::predict_in_units(p, c, ch04::methods[i]);
@@ -183,8 +183,8 @@ void sweep(const Options& o, const ch04::UnitsProblem& p,
     row.push_back(ch04::layer_norm_change_formula(p.X, c, o.eps));
     rows.push_back(row);
   }
-  attn::progress("");
-  attn::write_csv(out / "04-unit-sweep.csv",
+  harness::progress("");
+  harness::write_csv(out / "04-unit-sweep.csv",
                   {"c", "change_ls", "change_id", "change_softmax", "change_whitened",
                    "mse_ls", "mse_id", "mse_softmax", "mse_whitened", "entropy_softmax",
                    "entropy_whitened", "change_layernorm", "layernorm_formula"},
@@ -252,7 +252,7 @@ void sweep(const Options& o, const ch04::UnitsProblem& p,
 
 // ------------------------------------------------------------------------------------
 // 4. Chapter 03's training experiment with the currents in A, in mA and in kA.
-void training(const Options& o, std::string& text, attn::Results& results) {
+void training(const Options& o, std::string& text, harness::Results& results) {
   say(text,
       "4. Training softmax attention (chapter 03's trainer, (n, d) = ({}, {}), {} runs x "
       "{} "
@@ -281,7 +281,7 @@ void training(const Options& o, std::string& text, attn::Results& results) {
       if (whiten) config.features = ch04::whitening_features;  // train on X (rho L)^T
       const std::vector<attn::RunResult> runs = attn::run_experiment(config);
       // [train-in-units]
-      attn::progress(fmt::format("training: {} of 6 settings", ++done));
+      harness::progress(fmt::format("training: {} of 6 settings", ++done));
       std::vector<double> train_ratio, test_ratio, final_loss;
       for (const auto& r : runs) {
         final_loss.push_back(r.loss.back());
@@ -305,14 +305,14 @@ void training(const Options& o, std::string& text, attn::Results& results) {
         system, worst);
     results[fmt::format("train_{}_max_relative_loss_difference", system)] = worst;
   }
-  attn::progress("");
+  harness::progress("");
   say(text, "\n");
 }
 
 // ------------------------------------------------------------------------------------
 // 5. LayerNorm: scale-invariant up to its epsilon.
 void layer_norm(const Options& o, const ch04::UnitsProblem& p, std::string& text,
-                attn::Results& results) {
+                harness::Results& results) {
   say(text,
       "5. LayerNorm of the training currents (eps = {:g}): ||LN(cX) - LN(X)|| / "
       "||LN(X)||\n",
@@ -329,15 +329,14 @@ void layer_norm(const Options& o, const ch04::UnitsProblem& p, std::string& text
 
 void run(Options& o) {
   if (o.d >= o.n)
-    throw attn::usage_error("--d",
+    throw harness::usage_error("--d",
                             fmt::format("must be less than --n = {} (got {})", o.n, o.d));
-  const std::filesystem::path out = o.common.out;
-  attn::prepare_out_dir(out);
+  const std::filesystem::path out = harness::begin_output(o.common.out);
 
   attn::Rng rng(o.common.seed);
   const ch04::UnitsProblem p = ch04::units_problem(o.n, o.d, o.queries, rng);
   std::string text;
-  attn::Results results;
+  harness::Results results;
   results["seed"] = o.common.seed;
   results["n"] = o.n;
   results["d"] = o.d;
@@ -355,41 +354,41 @@ void run(Options& o) {
 
   // One CSV, one script, three figures: the script draws the one named by `which`.
   for (const char* figure : {"04-entropy", "04-prediction-change", "04-prediction-error"})
-    attn::render_figure(
+    harness::render_figure(
         out, figure, "04-unit-sweep",
         fmt::format("in='{}'; which='{}'; logn={:.17g}",
                     (out / "04-unit-sweep.csv").string(), figure, std::log(double(o.n))));
-  attn::finish_program(out, results, text);
+  harness::finish_program(out, results, text);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
-  attn::CommandLine cli{
+  harness::CommandLine cli{
       "Chapter 04 — Units: why least squares is unit-free and softmax attention "
       "is not.",
       "ch04"};
-  attn::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
-  attn::add_int_option(cli, "--n", o.n, 2, 100000, "training rows");
-  attn::add_int_option(cli, "--d", o.d, 1, 1000, "features; must be less than --n");
-  attn::add_int_option(cli, "--queries", o.queries, 1, 100000,
+  harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  harness::add_int_option(cli, "--n", o.n, 2, 100000, "training rows");
+  harness::add_int_option(cli, "--d", o.d, 1, 1000, "features; must be less than --n");
+  harness::add_int_option(cli, "--queries", o.queries, 1, 100000,
                        "held-out queries of the unit sweep");
-  attn::add_int_option(cli, "--decades", o.decades, 1, 12,
+  harness::add_int_option(cli, "--decades", o.decades, 1, 12,
                        "the sweep covers c = 10^-decades .. 10^decades");
-  attn::add_int_option(cli, "--per-decade", o.per_decade, 1, 20,
+  harness::add_int_option(cli, "--per-decade", o.per_decade, 1, 20,
                        "points per decade of the sweep");
-  attn::add_real_option(cli, "--scale", o.scale, 1e-12, 1e12,
+  harness::add_real_option(cli, "--scale", o.scale, 1e-12, 1e12,
                         "unit factor c of the summary table (1000: mA)");
-  attn::add_int_option(cli, "--runs", o.runs, 1, 1000, "training runs per unit");
-  attn::add_int_option(cli, "--iterations", o.iterations, 0, 100000,
+  harness::add_int_option(cli, "--runs", o.runs, 1, 1000, "training runs per unit");
+  harness::add_int_option(cli, "--iterations", o.iterations, 0, 100000,
                        "Adam steps per training run");
-  attn::add_real_option(cli, "--eps", o.eps, 1e-12, 1, "LayerNorm's epsilon");
-  return attn::run_program(cli, argc, argv, [&] {
+  harness::add_real_option(cli, "--eps", o.eps, 1e-12, 1, "LayerNorm's epsilon");
+  return harness::run_program(cli, argc, argv, [&] {
     if (o.common.quick) {  // --quick shrinks only what the user did not set
-      if (!attn::option_given(cli, "--runs")) o.runs = 3;
-      if (!attn::option_given(cli, "--iterations")) o.iterations = 200;
-      if (!attn::option_given(cli, "--per-decade")) o.per_decade = 2;
+      if (!harness::option_given(cli, "--runs")) o.runs = 3;
+      if (!harness::option_given(cli, "--iterations")) o.iterations = 200;
+      if (!harness::option_given(cli, "--per-decade")) o.per_decade = 2;
     }
     run(o);
   });

@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "attn/attention.hpp"
-#include "attn/cli.hpp"
+#include "harness/cli.hpp"
 #include "attn/feature_maps.hpp"
 #include "attn/linear_attention.hpp"
-#include "attn/output.hpp"
+#include "harness/output.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
 #include "attn/svd.hpp"
@@ -34,7 +34,7 @@
 
 namespace {
 
-using attn::say;
+using harness::say;
 
 using Eigen::Index;
 using Eigen::MatrixXd;
@@ -45,7 +45,7 @@ using ch05::Estimator;
 constexpr Index d_poly = 4;
 
 struct Options {
-  attn::CommonOptions common;
+  harness::CommonOptions common;
   long d = 16;           // head width of the attention and timing experiments
   long n = 256;          // tokens of the attention and rank experiments
   long m = 64;           // random features in the attention and timing experiments
@@ -59,7 +59,7 @@ struct Options {
 // ------------------------------------------------------------------------------------
 // 1. The Taylor map: identity, dimension, truncation error, negative weights.
 void taylor(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-            std::string& text, attn::Results& results) {
+            std::string& text, harness::Results& results) {
   say(text,
       "1. Taylor map phi_p(x) = [1, x, x(x)x/sqrt(2!), ..., x^(x)p/sqrt(p!)], d_k = {}\n",
       d_poly);
@@ -68,7 +68,7 @@ void taylor(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
   double worst = 0;
   say(text, "   {:>3} {:>10} {:>22}\n", "p", "features", "max rel |phi.phi - T_p|");
   for (long P = 0; P <= o.order; ++P) {
-    attn::progress(fmt::format("Taylor features of order {}", P));
+    harness::progress(fmt::format("Taylor features of order {}", P));
     // [taylor-check]
     const MatrixXd phiQ = attn::taylor_features(Q, int(P)),
                    phiK = attn::taylor_features(K, int(P));
@@ -87,7 +87,7 @@ void taylor(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
     say(text, "   {:>3} {:>10} {:>22.1e}\n", P, phiQ.cols(), residual);
     results[fmt::format("taylor_dim_p{}", P)] = phiQ.cols();
   }
-  attn::progress("");
+  harness::progress("");
   results["taylor_identity_max_rel_residual"] = worst;
 
   // Truncation error against the Lagrange bound, for a few logits t.
@@ -109,7 +109,7 @@ void taylor(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
       if (error > 1e-13 * std::exp(t)) worst_ratio = std::max(worst_ratio, error / bound);
     }
   }
-  attn::write_csv(out / "05-taylor-error.csv",
+  harness::write_csv(out / "05-taylor-error.csv",
                   {"P", "err_m4", "bound_m4", "err_m1", "bound_m1", "err_1", "bound_1",
                    "err_4", "bound_4"},
                   table);
@@ -143,14 +143,14 @@ void taylor(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
 // ------------------------------------------------------------------------------------
 // 2. The exp-limit map psi_n(x) = [1, x/sqrt(n)]^(x)n.
 void exp_limit(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-               std::string& text, attn::Results& results) {
+               std::string& text, harness::Results& results) {
   say(text, "2. Exp-limit map psi_p(x) = [1, x/sqrt(p)]^(x)p, d_k = {}\n", d_poly);
   const MatrixXd Q = attn::random_normal(16, d_poly, rng),
                  K = attn::random_normal(16, d_poly, rng);
   double worst = 0;
   say(text, "   {:>3} {:>10} {:>28}\n", "p", "features", "max rel |psi.psi - (1+t/p)^p|");
   for (long n = 1; n <= o.exp_n; ++n) {
-    attn::progress(fmt::format("exp-limit features, p = {}", n));
+    harness::progress(fmt::format("exp-limit features, p = {}", n));
     // [exp-limit-check]
     const MatrixXd lhs = attn::exp_limit_features(Q, int(n)) *
                          attn::exp_limit_features(K, int(n)).transpose();
@@ -167,15 +167,15 @@ void exp_limit(const Options& o, attn::Rng& rng, const std::filesystem::path& ou
     say(text, "   {:>3} {:>10.0f} {:>28.1e}\n", n,
         attn::exp_limit_feature_dim(d_poly, int(n)), residual);
   }
-  attn::progress("");
+  harness::progress("");
   results["exp_limit_identity_max_rel_residual"] = worst;
 
   // Error against n, on a log-log scale, with its asymptote e^t t^2 / (2n).
   const std::vector<double> ts{-2, 0.5, 1, 2};
-  std::vector<std::vector<attn::CsvCell>> rows;
+  std::vector<std::vector<harness::CsvCell>> rows;
   for (int k = 0; k <= 20; ++k) {
     const double n = std::ldexp(1.0, k);
-    std::vector<attn::CsvCell> row{n};
+    std::vector<harness::CsvCell> row{n};
     for (double t : ts) {
       // (1 + t/n)^n as exp(n log1p(t/n)): no n-fold rounding of 1 + t/n (when 1 + t/n >
       // 0).
@@ -186,7 +186,7 @@ void exp_limit(const Options& o, attn::Rng& rng, const std::filesystem::path& ou
     }
     rows.push_back(row);
   }
-  attn::write_csv(out / "05-exp-limit-error.csv",
+  harness::write_csv(out / "05-exp-limit-error.csv",
                   {"n", "err_m2", "asym_m2", "err_05", "asym_05", "err_1", "asym_1",
                    "err_2", "asym_2"},
                   rows);
@@ -218,7 +218,7 @@ void exp_limit(const Options& o, attn::Rng& rng, const std::filesystem::path& ou
 // ------------------------------------------------------------------------------------
 // 3. Random features: unbiased, error ~ m^(-1/2); trigonometric and orthogonal variants.
 void random_features(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-                     std::string& text, attn::Results& results) {
+                     std::string& text, harness::Results& results) {
   const Index d = o.d;
   const int trials = int(o.trials);
   say(text, "3. Random features in d_k = {}, {} trials per point\n", d, trials);
@@ -243,13 +243,13 @@ void random_features(const Options& o, attn::Rng& rng, const std::filesystem::pa
 
   // Relative RMSE against m, for the three estimators.
   const int max_log2_m = o.common.quick ? 9 : 12;
-  std::vector<std::vector<attn::CsvCell>> rows;
+  std::vector<std::vector<harness::CsvCell>> rows;
   std::vector<double> ms;
   std::vector<std::vector<double>> errs(3);
   for (int j = 2; j <= max_log2_m; ++j) {
     const Index m = Index(1) << j;
-    attn::progress(fmt::format("random features: r = {} of {}", m, 1 << max_log2_m));
-    std::vector<attn::CsvCell> row{double(m)};
+    harness::progress(fmt::format("random features: r = {} of {}", m, 1 << max_log2_m));
+    std::vector<harness::CsvCell> row{double(m)};
     ms.push_back(double(m));
     for (int e = 0; e < 3; ++e) {
       // [rf-rmse]
@@ -263,8 +263,8 @@ void random_features(const Options& o, attn::Rng& rng, const std::filesystem::pa
     row.push_back(std::sqrt(ch05::trig_relative_mse(q, k, double(m))));
     rows.push_back(row);
   }
-  attn::progress("");
-  attn::write_csv(
+  harness::progress("");
+  harness::write_csv(
       out / "05-rf-error.csv",
       {"m", "positive", "orthogonal", "trigonometric", "positive_theory", "trig_theory"},
       rows);
@@ -290,7 +290,7 @@ void random_features(const Options& o, attn::Rng& rng, const std::filesystem::pa
 
   // Relative error against the kernel value: |q| = |k| = 1, q.k from -1 to 1, m = 64.
   const Index m = 64;
-  std::vector<std::vector<attn::CsvCell>> rows2;
+  std::vector<std::vector<harness::CsvCell>> rows2;
   say(text, "   r = {}, |q| = |k| = 1: relative RMSE and share of negative estimates\n",
       m);
   say(text, "   {:>6} {:>10} {:>10} {:>10} {:>12}\n", "q.k", "e^(q.k)", "positive",
@@ -317,7 +317,7 @@ void random_features(const Options& o, attn::Rng& rng, const std::filesystem::pa
       results[fmt::format("rf_trig_negative_share_qk{:g}", t)] = negative;
     }
   }
-  attn::write_csv(out / "05-rf-kernel.csv",
+  harness::write_csv(out / "05-rf-kernel.csv",
                   {"qk", "kernel", "positive", "trig", "positive_theory", "trig_theory",
                    "trig_negative"},
                   rows2);
@@ -327,7 +327,7 @@ void random_features(const Options& o, attn::Rng& rng, const std::filesystem::pa
 // ------------------------------------------------------------------------------------
 // 4. The three maps at equal feature dimension (d = 4), on 64 x 64 pairs with q.k ~ 1.
 void equal_dimension(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-                     std::string& text, attn::Results& results) {
+                     std::string& text, harness::Results& results) {
   // Entries N(0, 1/4): |q|^2 ~ 1 and logits q.k with standard deviation 1/2.
   const double sigma = 0.5;
   const MatrixXd Q = attn::random_normal(64, d_poly, rng, sigma),
@@ -338,13 +338,13 @@ void equal_dimension(const Options& o, attn::Rng& rng, const std::filesystem::pa
   auto rel_rms = [&](const MatrixXd& approx) {
     return (approx - exact).norm() / exact.norm();
   };
-  std::vector<std::vector<attn::CsvCell>> rows;
+  std::vector<std::vector<harness::CsvCell>> rows;
   say(text, "4. Equal feature dimension D, d_k = {}, 64 x 64 pairs, q.k with std 1/2\n",
       d_poly);
   say(text, "   {:<14} {:>8} {:>16}\n", "map", "D", "rel. Frobenius");
   const int max_order = o.common.quick ? 5 : 7, max_n = o.common.quick ? 4 : 6;
   for (int P = 1; P <= max_order; ++P) {
-    attn::progress(fmt::format("equal dimension: Taylor p = {}", P));
+    harness::progress(fmt::format("equal dimension: Taylor p = {}", P));
     const MatrixXd phiQ = attn::taylor_features(Q, P), phiK = attn::taylor_features(K, P);
     const double err = rel_rms(phiQ * phiK.transpose());
     rows.push_back({"taylor", double(phiQ.cols()), err});
@@ -353,7 +353,7 @@ void equal_dimension(const Options& o, attn::Rng& rng, const std::filesystem::pa
     results[fmt::format("equal_dim_taylor_p{}", P)] = err;
   }
   for (int n = 1; n <= max_n; ++n) {
-    attn::progress(fmt::format("equal dimension: exp-limit p = {}", n));
+    harness::progress(fmt::format("equal dimension: exp-limit p = {}", n));
     const MatrixXd psiQ = attn::exp_limit_features(Q, n),
                    psiK = attn::exp_limit_features(K, n);
     const double err = rel_rms(psiQ * psiK.transpose());
@@ -364,7 +364,7 @@ void equal_dimension(const Options& o, attn::Rng& rng, const std::filesystem::pa
   }
   for (int j = 2; j <= (o.common.quick ? 10 : 14); j += 2) {
     const Index m = Index(1) << j;
-    attn::progress(fmt::format("equal dimension: random features r = {}", m));
+    harness::progress(fmt::format("equal dimension: random features r = {}", m));
     // Root-mean-square over 10 independent draws of the directions.
     double sq = 0;
     for (int draw = 0; draw < 10; ++draw) {
@@ -379,8 +379,8 @@ void equal_dimension(const Options& o, attn::Rng& rng, const std::filesystem::pa
     say(text, "   {:<14} {:>8} {:>16.3e}\n", fmt::format("random r={}", m), m, err);
     results[fmt::format("equal_dim_random_r{}", m)] = err;
   }
-  attn::progress("");
-  attn::write_csv(out / "05-equal-dimension.csv", {"map", "dim", "rel_frobenius_error"},
+  harness::progress("");
+  harness::write_csv(out / "05-equal-dimension.csv", {"map", "dim", "rel_frobenius_error"},
                   rows);
   say(text, "\n");
 }
@@ -389,7 +389,7 @@ void equal_dimension(const Options& o, attn::Rng& rng, const std::filesystem::pa
 // 5. Linear attention: equal to the quadratic form, causal recurrence, stabilisers, eps,
 // and the approximation of softmax attention by each map.
 void attention_checks(const Options& o, attn::Rng& rng, std::string& text,
-                      attn::Results& results) {
+                      harness::Results& results) {
   const Index N = o.n, d = o.d, m = o.m;
   say(text, "5. Attention, n = {} tokens, d_k = {}, r = {} random features\n", N, d, m);
   // Queries and keys already divided by d^(1/4), so softmax(Q K^T) is the scaled
@@ -509,7 +509,7 @@ void attention_checks(const Options& o, attn::Rng& rng, std::string& text,
 // ------------------------------------------------------------------------------------
 // 6. Rank: phi(Q) phi(K)^T has rank <= m; exp(s Q K^T) is numerically full rank at s ~ 1.
 void rank(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-          std::string& text, attn::Results& results) {
+          std::string& text, harness::Results& results) {
   const Index N = o.n, d = o.d;
   const double sigma = std::pow(double(d), -0.25);  // logits with variance 1
   const MatrixXd Q = attn::random_normal(N, d, rng, sigma),
@@ -533,7 +533,7 @@ void rank(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
   MatrixXd spectra(N, 4);
   for (Index i = 0; i < N; ++i)
     spectra.row(i) << double(i + 1), sA(i) / sA(0), s16(i) / s16(0), sm(i) / sm(0);
-  attn::write_csv(out / "05-spectra.csv",
+  harness::write_csv(out / "05-spectra.csv",
                   {"index", "softmax", fmt::format("linear_r{}", small_m),
                    fmt::format("linear_r{}", big_m)},
                   spectra);
@@ -569,11 +569,11 @@ void rank(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
   std::sort(favourite.begin(), favourite.end());
   const double distinct = double(
       std::distance(favourite.begin(), std::unique(favourite.begin(), favourite.end())));
-  std::vector<std::vector<attn::CsvCell>> rows;
+  std::vector<std::vector<harness::CsvCell>> rows;
   say(text, "   numerical rank of softmax(s Q K^T):");
   for (int i = 0; i <= 24; ++i) {
     const double s = std::pow(10.0, -2 + i / 6.0);  // 0.01 .. 1e2
-    attn::progress(fmt::format("rank at logit scale {:.3g}", s));
+    harness::progress(fmt::format("rank at logit scale {:.3g}", s));
     const MatrixXd As = attn::softmax_rows(s * logits);
     const Index r10 = attn::numerical_rank(As, 1e-10),
                 r6 = attn::numerical_rank(As, 1e-6);
@@ -584,7 +584,7 @@ void rank(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
     }
     if (i == 24) results["distinct_favourite_keys"] = distinct;
   }
-  attn::progress("");
+  harness::progress("");
   // The saturated limit: at s = 100 / gap every weight but a row's largest is below
   // e^{-100}, so each row is one-hot to rounding and the rank is that of a 0/1 matrix.
   const Index r_saturated =
@@ -596,7 +596,7 @@ void rank(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
       "between a\n   row's two largest logits) = {:.3g} every row is one-hot to rounding "
       "and the rank is {}\n\n",
       distinct, 100 / gap, r_saturated);
-  attn::write_csv(out / "05-rank-scale.csv",
+  harness::write_csv(out / "05-rank-scale.csv",
                   {"scale", "rank_1e10", "rank_1e6", "favourites"}, rows);
 }
 
@@ -629,7 +629,7 @@ double seconds_per_call(const std::function<void()>& f, bool quick) {
 // The times go to `terminal` (printed, not written to output.txt, which the book quotes and
 // which is reproducible bit for bit from the seed) and to results.json under time_* keys.
 void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-            std::string& text, std::string& terminal, attn::Results& results) {
+            std::string& text, std::string& terminal, harness::Results& results) {
   const Index d = o.d, m = o.m;
   const int max_soft = std::min<int>(12, int(o.max_log2_n));
   say(text,
@@ -641,11 +641,11 @@ void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
   say(terminal, "   {:>8} {:>14} {:>14}\n", "n", "softmax (s)", "linear (s)");
   const MatrixXd W = attn::gaussian_directions(m, d, rng);
   const double qk_scale = std::pow(double(d), -0.25);
-  std::vector<std::vector<attn::CsvCell>> rows;
+  std::vector<std::vector<harness::CsvCell>> rows;
   std::vector<double> Ns, soft, lin, Ns_soft;
   for (int j = 5; j <= o.max_log2_n; ++j) {
     const Index N = Index(1) << j;
-    attn::progress(fmt::format("timing at n = 2^{}", j));
+    harness::progress(fmt::format("timing at n = 2^{}", j));
     const MatrixXd Q = attn::random_normal(N, d, rng), K = attn::random_normal(N, d, rng),
                    V = attn::random_normal(N, d, rng);
     const MatrixXd Qs = qk_scale * Q, Ks = qk_scale * K;  // the 1/sqrt(d_k), split
@@ -673,13 +673,13 @@ void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
     // [timed-linear]
     Ns.push_back(double(N));
     lin.push_back(tl);
-    rows.push_back({double(N), std::isnan(ts) ? attn::CsvCell(std::string("")) : ts, tl});
+    rows.push_back({double(N), std::isnan(ts) ? harness::CsvCell(std::string("")) : ts, tl});
     say(terminal, "   {:>8} {:>14} {:>14.3e}\n", N,
         std::isnan(ts) ? std::string("-") : fmt::format("{:.3e}", ts), tl);
     results[fmt::format("time_linear_seconds_n{}", N)] = tl;
     if (!std::isnan(ts)) results[fmt::format("time_softmax_seconds_n{}", N)] = ts;
   }
-  attn::progress("");
+  harness::progress("");
   // Crossover: the first grid interval after which linear attention stays faster,
   // interpolated on the log-log scale.
   double crossover = std::nan("");
@@ -720,7 +720,7 @@ void timing(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
   results["time_linear_slope"] = fl.slope;
   results["time_linear_slope_2se"] = 2 * fl.slope_se;
   results["time_crossover_n"] = std::isnan(crossover) ? -1.0 : crossover;
-  attn::write_csv(out / "05-timing.csv", {"N", "softmax", "linear"}, rows);
+  harness::write_csv(out / "05-timing.csv", {"N", "softmax", "linear"}, rows);
 }
 
 void run(Options& o) {
@@ -729,7 +729,7 @@ void run(Options& o) {
     try {
       check();
     } catch (const attn::feature_size_error& e) {
-      throw attn::usage_error(option, e.what());
+      throw harness::usage_error(option, e.what());
     }
   };
   refuse("--order", [&] {
@@ -749,7 +749,7 @@ void run(Options& o) {
   {  // the timing holds Q, K, V, their scaled copies and the output: six n x d_k matrices
     const double bytes = 6.0 * 8.0 * double(o.d) * std::ldexp(1.0, int(o.max_log2_n));
     if (bytes > attn::default_feature_memory_limit)
-      throw attn::usage_error(
+      throw harness::usage_error(
           "--max-log2-n",
           fmt::format(
               "timing at n = 2^{} needs six {} x {} matrices, {:.1f} GiB, over the "
@@ -758,14 +758,13 @@ void run(Options& o) {
               attn::default_feature_memory_limit / (1 << 30)));
   }
   if (o.m < 2 || o.m % 2 != 0)
-    throw attn::usage_error("--r", fmt::format("must be even and >= 2 (got {})", o.m));
-  if (o.d < 2) throw attn::usage_error("--d", fmt::format("must be >= 2 (got {})", o.d));
+    throw harness::usage_error("--r", fmt::format("must be even and >= 2 (got {})", o.m));
+  if (o.d < 2) throw harness::usage_error("--d", fmt::format("must be >= 2 (got {})", o.d));
 
-  const std::filesystem::path out = o.common.out;
-  attn::prepare_out_dir(out);
+  const std::filesystem::path out = harness::begin_output(o.common.out);
   attn::Rng rng(o.common.seed);
   std::string text;
-  attn::Results results;
+  harness::Results results;
   results["seed"] = o.common.seed;
   results["d"] = o.d;
   results["n"] = o.n;
@@ -785,32 +784,32 @@ void run(Options& o) {
   timing(o, timing_rng, out, text, times, results);
 
   // Figures; the numbers they print in their keys are passed as gnuplot variables.
-  const auto num = [](const attn::Results& r, const char* key) { return r.number(key); };
-  attn::render_figure(out, "05-taylor-error");
-  attn::render_figure(
+  const auto num = [](const harness::Results& r, const char* key) { return r.number(key); };
+  harness::render_figure(out, "05-taylor-error");
+  harness::render_figure(
       out, "05-exp-limit-error", "",
       fmt::format("s1={};s2={};s3={};s4={}", num(results, "exp_limit_error_slope_t-2"),
                   num(results, "exp_limit_error_slope_t0.5"),
                   num(results, "exp_limit_error_slope_t1"),
                   num(results, "exp_limit_error_slope_t2")));
-  attn::render_figure(
+  harness::render_figure(
       out, "05-rf-error", "",
       fmt::format("in2='{}';sp={};so={};st={}", (out / "05-rf-kernel.csv").string(),
                   num(results, "rf_slope_positive"), num(results, "rf_slope_orthogonal"),
                   num(results, "rf_slope_trigonometric")));
-  attn::render_figure(out, "05-equal-dimension");
-  attn::render_figure(
+  harness::render_figure(out, "05-equal-dimension");
+  harness::render_figure(
       out, "05-spectra", "",
       fmt::format("in2='{}';ma={};mb={}", (out / "05-rank-scale.csv").string(),
                   std::min<long>(16, o.n), std::min(o.m, o.n)));
-  attn::render_figure(out, "05-timing", "",
+  harness::render_figure(out, "05-timing", "",
                       fmt::format("crossover={};ss={};sl={};d={};m={}",
                                   std::max(0.0, num(results, "time_crossover_n")),
                                   num(results, "time_softmax_slope"),
                                   num(results, "time_linear_slope"), o.d, o.m));
   // The times are printed but kept out of output.txt, which the book quotes: they depend on
   // the machine and on what else runs, unlike every other number here.
-  attn::finish_program(out, results, text, times);
+  harness::finish_program(out, results, text, times);
 }
 
 }  // namespace
@@ -818,30 +817,30 @@ void run(Options& o) {
 int main(int argc, char** argv) {
   attn::keep_freed_memory();  // time the arithmetic, not page faults
   Options o;
-  attn::CommandLine cli{
+  harness::CommandLine cli{
       "Chapter 05 — Softmax attention as infinite-dimensional linear attention.", "ch05"};
-  attn::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
-  attn::add_int_option(cli, "--d", o.d, 2, 1024,
+  harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  harness::add_int_option(cli, "--d", o.d, 2, 1024,
                        "head width d_k (attention, random features, timing)");
-  attn::add_int_option(cli, "--n", o.n, 2, 4096,
+  harness::add_int_option(cli, "--n", o.n, 2, 4096,
                        "tokens of the attention and rank experiments");
-  attn::add_int_option(cli, "--r", o.m, 2, 65536, "random features r (even)");
-  attn::add_int_option(cli, "--order", o.order, 1, 64,
+  harness::add_int_option(cli, "--r", o.m, 2, 65536, "random features r (even)");
+  harness::add_int_option(cli, "--order", o.order, 1, 64,
                        "largest Taylor order p whose feature map is built, in d_k = 4");
-  attn::add_int_option(
+  harness::add_int_option(
       cli, "--exp-order", o.exp_n, 1, 64,
       "largest power p whose exp-limit feature map is built, in d_k = 4");
-  attn::add_int_option(cli, "--trials", o.trials, 20, 1'000'000,
+  harness::add_int_option(cli, "--trials", o.trials, 20, 1'000'000,
                        "Monte Carlo trials per point");
-  attn::add_int_option(cli, "--max-log2-n", o.max_log2_n, 8, 24,
+  harness::add_int_option(cli, "--max-log2-n", o.max_log2_n, 8, 24,
                        "timing: linear attention up to N = 2^this (softmax up to 2^12)");
-  attn::add_int_option(cli, "--block", o.block, 1, 65536,
+  harness::add_int_option(cli, "--block", o.block, 1, 65536,
                        "timing: rows per block of the streamed linear attention");
-  return attn::run_program(cli, argc, argv, [&] {
+  return harness::run_program(cli, argc, argv, [&] {
     if (o.common.quick) {  // --quick shrinks only what the user did not set
-      if (!attn::option_given(cli, "--trials")) o.trials = 100;
-      if (!attn::option_given(cli, "--max-log2-n")) o.max_log2_n = 10;
-      if (!attn::option_given(cli, "--n")) o.n = 128;
+      if (!harness::option_given(cli, "--trials")) o.trials = 100;
+      if (!harness::option_given(cli, "--max-log2-n")) o.max_log2_n = 10;
+      if (!harness::option_given(cli, "--n")) o.n = 128;
     }
     run(o);
   });

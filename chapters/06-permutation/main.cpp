@@ -17,22 +17,22 @@
 #include <vector>
 
 #include "attn/attention.hpp"
-#include "attn/cli.hpp"
-#include "attn/output.hpp"
+#include "harness/cli.hpp"
+#include "harness/output.hpp"
 #include "attn/random.hpp"
 #include "attn/transformer_block.hpp"
 #include "setup.hpp"
 
 namespace {
 
-using attn::say;
+using harness::say;
 
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
 struct Options {
-  attn::CommonOptions common;
+  harness::CommonOptions common;
   long n = 8;       // tokens
   long d = 16;      // model width
   long heads = 2;   // attention heads in the blocks; must divide d
@@ -55,7 +55,7 @@ struct Variant {
 // 1. Symmetry residuals of every variant, over --perms random permutations.
 // Returns the number of variants (bars of the figure).
 std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-                      std::string& text, attn::Results& results) {
+                      std::string& text, harness::Results& results) {
   const Index n = o.n, d = o.d, heads = o.heads, d_ff = o.d_ff;
   const MatrixXd X = attn::random_normal(n, d, rng);
   const MatrixXd Z = attn::random_normal(n + 3, d, rng);  // a second sequence
@@ -131,11 +131,11 @@ std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::p
       "   residual = max|f(PX) - P f(X)| / max|f(X)|   (inv.: max|f(PX) - f(X)| / "
       "...)\n");
   say(text, "   {:<38} {:>10} {:>10}  {}\n", "variant", "max", "min", "claim");
-  std::vector<std::vector<attn::CsvCell>> rows;
+  std::vector<std::vector<harness::CsvCell>> rows;
   double worst_symmetric = 0, weakest_broken = std::numeric_limits<double>::infinity();
   int k = 0;
   for (const auto& v : variants) {
-    attn::progress(fmt::format("variant {} of {}: {}", k + 1, variants.size(), v.label));
+    harness::progress(fmt::format("variant {} of {}: {}", k + 1, variants.size(), v.label));
     double lo = std::numeric_limits<double>::infinity(), hi = 0;
     for (long r = 0; r < o.perms; ++r) {
       // [residual]
@@ -157,7 +157,7 @@ std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::p
     rows.push_back({static_cast<double>(k), v.label, hi, lo, v.symmetric ? 1.0 : 0.0});
     ++k;
   }
-  attn::progress("");
+  harness::progress("");
   say(text, "   largest residual of a symmetric variant: {:.2e} (eps = {:.1e})\n",
       worst_symmetric, std::numeric_limits<double>::epsilon());
   say(text, "   smallest residual of a broken variant:   {:.2e}\n\n", weakest_broken);
@@ -170,7 +170,7 @@ std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::p
       std::max({results.number("residual_max_block_post_ln"),
                 results.number("residual_max_block_pre_ln"),
                 results.number("residual_max_block_source_ln")});
-  attn::write_csv(out / "06-symmetry-residuals.csv",
+  harness::write_csv(out / "06-symmetry-residuals.csv",
                   {"index", "variant", "residual_max", "residual_min", "symmetric"},
                   rows);
   return variants.size();
@@ -178,7 +178,7 @@ std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::p
 
 // ------------------------------------------------------------------------------------
 // 2. What each bias does to the output, with softmax weights and with h = id.
-void bias_effects(const Options& o, attn::Rng& rng, std::string& text, attn::Results& results) {
+void bias_effects(const Options& o, attn::Rng& rng, std::string& text, harness::Results& results) {
   const Index n = o.n, d = o.d;
   const MatrixXd X = attn::random_normal(n, d, rng);
   const attn::AttentionParams p0 = ch06::random_attention(d, d, d, false, rng);
@@ -253,7 +253,7 @@ void bias_effects(const Options& o, attn::Rng& rng, std::string& text, attn::Res
 // ------------------------------------------------------------------------------------
 // 4. An attention pattern before and after permuting the tokens (the heatmap figure).
 void heatmap(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-             std::string& text, attn::Results& results) {
+             std::string& text, harness::Results& results) {
   const Index n = std::min<Index>(o.n, 10), d = o.d;
   const MatrixXd X = attn::random_normal(n, d, rng);
   const attn::AttentionParams p = ch06::random_attention(d, d, d, true, rng);
@@ -273,7 +273,7 @@ void heatmap(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
       attn::permute_rows(attn::permute_rows(A_perm, inv).transpose(), inv).transpose();
   const double diff = (A_back - A).lpNorm<Eigen::Infinity>();
   // [heatmap]
-  std::vector<std::vector<attn::CsvCell>> rows;
+  std::vector<std::vector<harness::CsvCell>> rows;
   const auto token = [](Index t) { return fmt::format("x{}", t); };
   for (int panel = 0; panel < 3; ++panel)
     for (Index i = 0; i < n; ++i)
@@ -284,7 +284,7 @@ void heatmap(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
         rows.push_back({static_cast<double>(panel), static_cast<double>(i),
                         static_cast<double>(j), M(i, j), token(ri), token(cj)});
       }
-  attn::write_csv(out / "06-permuted-pattern.csv",
+  harness::write_csv(out / "06-permuted-pattern.csv",
                   {"panel", "row", "col", "weight", "row_token", "col_token"}, rows);
   say(text, "4. Attention weights of {} tokens (one head, with biases), permutation:", n);
   for (const auto j : perm) say(text, " {}", j);
@@ -297,14 +297,13 @@ void heatmap(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
 
 void run(Options& o) {
   if (o.d % o.heads != 0)
-    throw attn::usage_error("--heads",
+    throw harness::usage_error("--heads",
                             fmt::format("must divide --d = {} (got {})", o.d, o.heads));
-  const std::filesystem::path out = o.common.out;
-  attn::prepare_out_dir(out);
+  const std::filesystem::path out = harness::begin_output(o.common.out);
 
   attn::Rng rng(o.common.seed);
   std::string text;
-  attn::Results results;
+  harness::Results results;
   results["seed"] = o.common.seed;
   results["n"] = o.n;
   results["d"] = o.d;
@@ -317,28 +316,28 @@ void run(Options& o) {
   heatmap(o, rng, out, text, results);
 
   const double eps_tick = std::numeric_limits<double>::epsilon();
-  attn::render_figure(out, "06-symmetry-residuals", "",
+  harness::render_figure(out, "06-symmetry-residuals", "",
                       fmt::format("eps={:.17g}; nvar={}", eps_tick, variants));
-  attn::render_figure(out, "06-permuted-pattern", "",
+  harness::render_figure(out, "06-permuted-pattern", "",
                       fmt::format("n={}", std::min<long>(o.n, 10)));
-  attn::finish_program(out, results, text);
+  harness::finish_program(out, results, text);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
-  attn::CommandLine cli{"Chapter 06 — Permutation symmetry and bias terms.", "ch06"};
-  attn::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
-  attn::add_int_option(cli, "--n", o.n, 2, 1024, "tokens (a permutation needs two)");
-  attn::add_int_option(cli, "--d", o.d, 2, 1024, "model width");
-  attn::add_int_option(cli, "--heads", o.heads, 1, 1024,
+  harness::CommandLine cli{"Chapter 06 — Permutation symmetry and bias terms.", "ch06"};
+  harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  harness::add_int_option(cli, "--n", o.n, 2, 1024, "tokens (a permutation needs two)");
+  harness::add_int_option(cli, "--d", o.d, 2, 1024, "model width");
+  harness::add_int_option(cli, "--heads", o.heads, 1, 1024,
                        "attention heads in the blocks; must divide --d");
-  attn::add_int_option(cli, "--d-ff", o.d_ff, 1, 8192, "hidden width of the FFN");
-  attn::add_int_option(cli, "--perms", o.perms, 1, 100'000,
+  harness::add_int_option(cli, "--d-ff", o.d_ff, 1, 8192, "hidden width of the FFN");
+  harness::add_int_option(cli, "--perms", o.perms, 1, 100'000,
                        "random permutations per variant");
-  return attn::run_program(cli, argc, argv, [&] {
-    if (o.common.quick && !attn::option_given(cli, "--perms")) o.perms = 5;
+  return harness::run_program(cli, argc, argv, [&] {
+    if (o.common.quick && !harness::option_given(cli, "--perms")) o.perms = 5;
     run(o);
   });
 }

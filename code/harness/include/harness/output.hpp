@@ -1,11 +1,9 @@
 #pragma once
-/// \file output.hpp
-/// \brief What every chapter program writes: CSV data, results.json, SVG figures —
-/// atomically.
-///
-/// A reader of a program's output directory never sees a half-written file: each file is
-/// written to a temporary name in the same directory and renamed into place, which POSIX
-/// makes atomic.
+// What every chapter program writes: output.txt, results.json, CSV data and SVG figures —
+// as one set. A run writes into a staging directory beside --out (begin_output()) and
+// finish_program() swaps the whole set into place at once, so a reader of --out sees the
+// previous complete set or the new one, never a mixture, also when the run fails or is
+// interrupted.
 
 #include <fmt/core.h>
 
@@ -15,40 +13,52 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
 
-namespace attn {
+namespace harness {
 
-/// \brief Appends formatted text to `text`: how a chapter program builds the summary it
-/// prints and saves as output.txt.
+/// Throws std::runtime_error naming `what` if `x` is NaN or infinite: a result is never
+/// printed or saved as "nan" or "inf".
+void require_finite(double x, std::string_view what);
+
+/// Appends formatted text to `text`: how a chapter program builds the summary it prints and
+/// saves as output.txt. A NaN or infinite number among the arguments is an error, not "nan".
 ///
 /// The format string is checked when the program compiles; the formatting itself is done by
 /// the compiled fmt library (`fmt::vformat`), so a program does not compile it again.
 template <typename... Args>
 void say(std::string& text, fmt::format_string<Args...> format, Args&&... args) {
+  [[maybe_unused]] const auto check = [&format](const auto& arg) {
+    if constexpr (std::is_floating_point_v<std::decay_t<decltype(arg)>>) {
+      const fmt::string_view text = format;
+      require_finite(static_cast<double>(arg), std::string_view(text.data(), text.size()));
+    }
+  };
+  (check(args), ...);
   text += fmt::vformat(format, fmt::make_format_args(args...));
 }
 
-/// \brief Writes `content` to `path` atomically (temporary file, then rename).
-/// \throws std::runtime_error naming the path if it cannot be written.
+/// Writes `content` to `path` atomically (temporary file, then rename).
+/// Throws std::runtime_error naming the path if it cannot be written.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
 /// A CSV cell: a number (written with 17 significant digits, so it reads back exactly) or
 /// a label.
 using CsvCell = std::variant<double, std::string>;
 
-/// \brief Writes a CSV file with a header line; every row must have as many cells as the
+/// Writes a CSV file with a header line; every row must have as many cells as the
 /// header.
 void write_csv(const std::filesystem::path& path, const std::vector<std::string>& header,
                const std::vector<std::vector<CsvCell>>& rows);
 
-/// \brief Writes a numeric matrix as CSV, one row per line, under the given column names.
+/// Writes a numeric matrix as CSV, one row per line, under the given column names.
 void write_csv(const std::filesystem::path& path, const std::vector<std::string>& header,
                const Eigen::Ref<const Eigen::MatrixXd>& data);
 
-/// \brief One entry of results.json: a number, a flag or a label.
+/// One entry of results.json: a number, a flag or a label.
 ///
 /// Any arithmetic type converts to it: floating-point numbers are stored as double, signed
 /// integers as int64, unsigned ones as uint64, so that results.json shows counts and seeds
@@ -69,7 +79,7 @@ struct ResultValue {
   ResultValue(const char* s) : value(std::string(s)) {}
 };
 
-/// \brief What a chapter program reports in results.json: named numbers (and a few labels),
+/// What a chapter program reports in results.json: named numbers (and a few labels),
 /// flat, in the order they were first set. `results["key"] = value` adds or replaces one.
 ///
 /// A flat list rather than a JSON document, because that is all results.json holds, and
@@ -88,19 +98,33 @@ class Results {
   std::vector<std::pair<std::string, ResultValue>> entries_;
 };
 
-/// \brief Writes `results` as a flat JSON object, pretty-printed, keys in insertion order.
-/// \throws std::runtime_error if a number is NaN or infinite (JSON cannot hold it; never
+/// Writes `results` as a flat JSON object, pretty-printed, keys in insertion order.
+/// Throws std::runtime_error if a number is NaN or infinite (JSON cannot hold it; never
 /// silently) or an entry was never given a value.
 void write_json(const std::filesystem::path& path, const Results& results);
 
-/// \brief How every chapter program ends: writes `results` to `out`/results.json and the
-/// summary `text` to `out`/output.txt, then prints the summary, `note` (if any; for what
-/// must not go into output.txt, such as a wall time) and where the files are.
-void finish_program(const std::filesystem::path& out, const Results& results,
+/// Where a run writes: checks `out` (the --out option), creates a staging directory beside
+/// it and returns that. Call it once, after every option is checked and before any work.
+///
+/// Throws usage_error for --out if `out` cannot be written, or is an existing directory
+/// that holds anything but a previous output set (files named *.csv, *.svg, *.json, *.txt,
+/// with a results.json), which the swap would otherwise delete.
+///
+/// From here until the program ends, a watcher process waits for the run: if the run fails,
+/// crashes or is stopped by SIGINT, SIGTERM or SIGHUP, it removes the staging directory and
+/// leaves `out` as it was; the process then ends the way the run did.
+std::filesystem::path begin_output(const std::filesystem::path& out);
+
+/// How every chapter program ends: writes `results` to results.json and the summary `text`
+/// to output.txt in `dir` (the directory begin_output() returned), swaps the whole set into
+/// --out at once, then prints the summary, `note` (if any; for what must not go into
+/// output.txt, such as a wall time) and where the files are.
+void finish_program(const std::filesystem::path& dir, const Results& results,
                     const std::string& text, const std::string& note = "");
 
-/// \brief Renders `figures/<script>.gp` with gnuplot: reads `<dir>/<name>.csv`, writes
-/// `<dir>/<name>.svg`.
+/// Renders `figures/<script>.gp` with gnuplot: reads `<dir>/<name>.csv`, writes
+/// `<dir>/<name>.svg`. gnuplot runs in `dir` and is given the file names only, so any
+/// directory name works.
 ///
 /// The script receives the variables `in` and `out`, plus `variables` (gnuplot statements such
 /// as `title='n = 100'`), so one script can draw several figures. `script` defaults to `name`.
@@ -109,4 +133,4 @@ void finish_program(const std::filesystem::path& out, const Results& results,
 bool render_figure(const std::filesystem::path& dir, const std::string& name,
                    const std::string& script = "", const std::string& variables = "");
 
-}  // namespace attn
+}  // namespace harness

@@ -1,4 +1,4 @@
-#include "attn/cli.hpp"
+#include "harness/cli.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -8,19 +8,18 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <fstream>
 #include <system_error>
 
-#include "attn/exercise.hpp"
+#include "attn/exercise.hpp"  // the one thing the harness knows of the library
 
-namespace attn {
+namespace harness {
 
 namespace fs = std::filesystem;
 
 namespace {
 
-// Strict parse: the whole text must be one integer that fits in T ("1e3", "12abc", "" all
-// fail).
+// Strict decimal parse: the whole text must be one integer that fits in T ("1e3", "12abc",
+// "0x10", "" all fail; "010" is ten: CLI11's own conversion would read it as octal eight).
 template <typename T>
 bool parse_integer(const std::string& text, T& value) {
   const char* end = text.data() + text.size();
@@ -49,10 +48,13 @@ void add_common_options(CommandLine& cli, CommonOptions& options,
                         const fs::path& default_out) {
   CLI::App& app = *cli.app;
   options.out = default_out;
-  app.add_option("--seed", options.seed,
-                 "random seed, an integer in [0, 2^64-1]; the same seed gives the same "
-                 "results.json")
-      ->capture_default_str()
+  app.add_option_function<std::string>(
+         "--seed",
+         [&options](const std::string& text) { parse_integer(text, options.seed); },
+         "random seed, an integer in [0, 2^64-1]; the same seed gives the same "
+         "results.json")
+      ->type_name("INT")
+      ->default_str(std::to_string(options.seed))
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             std::uint64_t parsed = 0;
@@ -68,14 +70,29 @@ void add_common_options(CommandLine& cli, CommonOptions& options,
   app.add_flag("--quick", options.quick, "small sizes: a run of a few seconds");
 }
 
+// " (default 10, 3 with --quick)" after the range in --help.
+template <typename T>
+std::string with_quick(const std::optional<T>& quick) {
+  return quick ? fmt::format("; {} with --quick", *quick) : "";
+}
+
 void add_int_option(CommandLine& cli, const std::string& name, long& value, long lo,
-                    long hi, const std::string& description) {
-  // A transform instead of CLI::Range so that the error names the option, its range and
-  // the input.
+                    long hi, const std::string& description, std::optional<long> quick) {
+  if (value < lo || value > hi || (quick && (*quick < lo || *quick > hi)))
+    throw std::logic_error(name + ": the default lies outside the option's range");
+  if (quick)
+    cli.quick_defaults.push_back([&cli, &value, name, q = *quick] {
+      if (!option_given(cli, name)) value = q;
+    });
+  // A check instead of CLI::Range so that the error names the option, its range and the
+  // input.
   cli.app
-      ->add_option(name, value,
-                   fmt::format("{} (an integer in [{}, {}])", description, lo, hi))
-      ->capture_default_str()
+      ->add_option_function<std::string>(
+          name, [&value](const std::string& text) { parse_integer(text, value); },
+          fmt::format("{} (an integer in [{}, {}]{})", description, lo, hi,
+                      with_quick(quick)))
+      ->type_name("INT")
+      ->default_str(std::to_string(value))
       ->check(CLI::Validator(
           [name, lo, hi](std::string& text) -> std::string {
             long parsed = 0;
@@ -88,10 +105,20 @@ void add_int_option(CommandLine& cli, const std::string& name, long& value, long
 }
 
 void add_real_option(CommandLine& cli, const std::string& name, double& value, double lo,
-                     double hi, const std::string& description) {
+                     double hi, const std::string& description, std::optional<double> quick) {
+  if (!(value >= lo && value <= hi) || (quick && !(*quick >= lo && *quick <= hi)))
+    throw std::logic_error(name + ": the default lies outside the option's range");
+  if (quick)
+    cli.quick_defaults.push_back([&cli, &value, name, q = *quick] {
+      if (!option_given(cli, name)) value = q;
+    });
   const std::string range = fmt::format("[{:g}, {:g}]", lo, hi);
-  cli.app->add_option(name, value, fmt::format("{} (a number in {})", description, range))
-      ->capture_default_str()
+  cli.app
+      ->add_option_function<std::string>(
+          name, [&value](const std::string& text) { parse_number(text, value); },
+          fmt::format("{} (a number in {}{})", description, range, with_quick(quick)))
+      ->type_name("FLOAT")
+      ->default_str(fmt::format("{:g}", value))
       ->check(CLI::Validator(
           [lo, hi, range](std::string& text) -> std::string {
             double parsed = 0;
@@ -122,17 +149,20 @@ bool option_given(const CommandLine& cli, const std::string& name) {
   return cli.app->count(name) > 0;
 }
 
-void prepare_out_dir(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    throw usage_error("--out",
-                      "cannot create directory '" + dir.string() + "': " + ec.message());
-  const fs::path probe = dir / (".probe-" + std::to_string(::getpid()));
-  std::ofstream(probe) << "";
-  if (!fs::exists(probe))
-    throw usage_error("--out", "directory '" + dir.string() + "' is not writable");
-  fs::remove(probe, ec);
+// "1.2 GiB", "640 MiB", with enough digits that two different sizes read differently.
+std::string bytes_text(double bytes) {
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  if (bytes >= gib) return fmt::format("{:.3g} GiB", bytes / gib);
+  return fmt::format("{:.3g} MiB", bytes / (1024.0 * 1024.0));
+}
+
+void require_memory(const std::string& option, double bytes) {
+  const double available = 0.5 * static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                           static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  if (bytes > available)
+    throw usage_error(option, fmt::format("this run would need {} of memory, more than the {} "
+                                          "it may use here (half of this machine's memory)",
+                                          bytes_text(bytes), bytes_text(available)));
 }
 
 void progress(const std::string& message) {
@@ -155,17 +185,17 @@ int run_program(CommandLine& cli, int argc, char** argv,
     fmt::print(stderr, "{}: {} (see --help)\n", program, e.what());
     return 2;
   }
+  if (option_given(cli, "--quick"))
+    for (const auto& apply : cli.quick_defaults) apply();
   try {
     body();
   } catch (const usage_error& e) {
     fmt::print(stderr, "{}: {} (see --help)\n", program, e.what());
     return 2;
-  } catch (const exercise_not_done& e) {
+  } catch (const attn::exercise_not_done& e) {
     // The student copy of the book: one line that says which exercise to do, exit code 3.
-    const bool chapter = program.size() == 4 && program.rfind("ch", 0) == 0;
-    fmt::print(stderr, "{} needs exercise {} ({} in {}): not done yet\n",
-               chapter ? "chapter " + program.substr(2) : program, e.id(), e.function(),
-               e.file());
+    fmt::print(stderr, "{} needs exercise {} ({} in {}): not done yet\n", program, e.id(),
+               e.function(), e.file());
     return 3;
   } catch (const std::exception& e) {
     fmt::print(stderr, "{}: error: {}\n", program, e.what());
@@ -174,4 +204,4 @@ int run_program(CommandLine& cli, int argc, char** argv,
   return 0;
 }
 
-}  // namespace attn
+}  // namespace harness

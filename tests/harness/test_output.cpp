@@ -1,4 +1,4 @@
-// Library tests: output files are exact, atomic, and never hold NaN.
+// Harness tests: output files are exact, atomic, and never hold NaN.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "attn/output.hpp"
+#include "harness/output.hpp"
 
 namespace fs = std::filesystem;
 
@@ -31,11 +31,11 @@ std::string read(const fs::path& p) {
 }
 }  // namespace
 
-TEST_SUITE("lib") {
+TEST_SUITE("harness") {
   TEST_CASE("CSV numbers read back exactly") {
     const fs::path dir = fresh_dir("csv");
     Eigen::MatrixXd M{{0.1, 1.0 / 3.0}, {-2.5e-300, 6.02214076e23}};
-    attn::write_csv(dir / "m.csv", {"a", "b"}, M);
+    harness::write_csv(dir / "m.csv", {"a", "b"}, M);
     std::istringstream in(read(dir / "m.csv"));
     std::string header, line;
     std::getline(in, header);
@@ -51,27 +51,39 @@ TEST_SUITE("lib") {
 
   TEST_CASE("results are never written with NaN, and a refused write leaves no file") {
     const fs::path dir = fresh_dir("json");
-    attn::Results r;
+    harness::Results r;
     r["good"] = 1.5;
     r["bad"] = std::numeric_limits<double>::quiet_NaN();
-    CHECK_THROWS_WITH_AS(attn::write_json(dir / "results.json", r),
-                         doctest::Contains("bad is NaN"), std::runtime_error);
+    CHECK_THROWS_WITH_AS(harness::write_json(dir / "results.json", r),
+                         doctest::Contains("NaN or infinite number (results.json.bad)"), std::runtime_error);
     CHECK(fs::is_empty(dir));
-    attn::Results unset;
+    harness::Results unset;
     unset["forgotten"];
-    CHECK_THROWS_WITH_AS(attn::write_json(dir / "results.json", unset),
+    CHECK_THROWS_WITH_AS(harness::write_json(dir / "results.json", unset),
                          doctest::Contains("forgotten was never given a value"),
                          std::runtime_error);
     CHECK(fs::is_empty(dir));
     Eigen::MatrixXd M{{std::numeric_limits<double>::infinity()}};
-    CHECK_THROWS_AS(attn::write_csv(dir / "m.csv", {"x"}, M), std::runtime_error);
+    CHECK_THROWS_WITH_AS(harness::write_csv(dir / "m.csv", {"x"}, M),
+                         doctest::Contains("m.csv, column x"), std::runtime_error);
     CHECK(fs::is_empty(dir));
     fs::remove_all(dir);
   }
 
+  TEST_CASE("the printed summary never shows nan or inf") {
+    std::string text;
+    harness::say(text, "x = {:.3f}, n = {}\n", 0.5, 3);
+    CHECK(text == "x = 0.500, n = 3\n");
+    CHECK_THROWS_WITH_AS(harness::say(text, "ratio = {:.2e}\n", 1.0 / 0.0),
+                         doctest::Contains("ratio = {:.2e}"), std::runtime_error);
+    CHECK_THROWS_AS(harness::say(text, "{}", std::numeric_limits<float>::quiet_NaN()),
+                    std::runtime_error);
+    CHECK(text == "x = 0.500, n = 3\n");  // nothing appended by a refused line
+  }
+
   TEST_CASE("results.json keeps the order keys were first set, and writes counts as integers") {
     const fs::path dir = fresh_dir("results");
-    attn::Results r;
+    harness::Results r;
     r["b"] = 0.5;
     r["seed"] = std::uint64_t{18446744073709551615ULL};
     r["n"] = -3;
@@ -82,7 +94,7 @@ TEST_SUITE("lib") {
     CHECK(r.number("n") == -3.0);
     CHECK_THROWS_AS(r.number("name"), std::out_of_range);
     CHECK_THROWS_AS(r.number("missing"), std::out_of_range);
-    attn::write_json(dir / "r.json", r);
+    harness::write_json(dir / "r.json", r);
     CHECK(read(dir / "r.json") ==
           "{\n  \"b\": 2.0,\n  \"seed\": 18446744073709551615,\n  \"n\": -3,\n"
           "  \"flag\": true,\n  \"name\": \"id\"\n}\n");
@@ -91,11 +103,11 @@ TEST_SUITE("lib") {
 
   TEST_CASE("an atomic write replaces the file whole and leaves no temporary behind") {
     const fs::path dir = fresh_dir("atomic");
-    attn::write_file_atomic(dir / "f.txt", "old contents\n");
-    attn::write_file_atomic(dir / "f.txt", "new\n");
+    harness::write_file_atomic(dir / "f.txt", "old contents\n");
+    harness::write_file_atomic(dir / "f.txt", "new\n");
     CHECK(read(dir / "f.txt") == "new\n");
     CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
-    CHECK_THROWS_AS(attn::write_file_atomic(dir / "missing-subdir" / "f.txt", "x"),
+    CHECK_THROWS_AS(harness::write_file_atomic(dir / "missing-subdir" / "f.txt", "x"),
                     std::exception);
     fs::remove_all(dir);
   }
