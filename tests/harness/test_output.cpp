@@ -81,6 +81,16 @@ TEST_SUITE("harness") {
     CHECK(text == "x = 0.500, n = 3\n");  // nothing appended by a refused line
   }
 
+  TEST_CASE("a report prints and records a number in one line") {
+    harness::Report r;
+    r.say("slope {:.2f}\n", r.put("slope", -0.8012));
+    r.say("n = {}\n", r.put("n", 100));
+    CHECK(r.text == "slope -0.80\nn = 100\n");
+    CHECK(r.results.number("slope") == -0.8012);
+    CHECK(r.results.number("n") == 100.0);
+    CHECK_THROWS_AS(r.say("{}", r.put("bad", 0.0 / 0.0)), std::runtime_error);
+  }
+
   TEST_CASE("results.json keeps the order keys were first set, and writes counts as integers") {
     const fs::path dir = fresh_dir("results");
     harness::Results r;

@@ -103,6 +103,26 @@ class Results {
 /// silently) or an entry was never given a value.
 void write_json(const std::filesystem::path& path, const Results& results);
 
+/// What a chapter program reports: the summary it prints (output.txt) and the named numbers
+/// of results.json, built side by side so that one line can do both:
+/// `r.say("max residual {:.2e}\n", r.put("max_residual", x));`
+struct Report {
+  std::string text;
+  Results results;
+
+  /// Appends formatted text to the summary (see harness::say()).
+  template <typename... Args>
+  void say(fmt::format_string<Args...> format, Args&&... args) {
+    harness::say(text, format, std::forward<Args>(args)...);
+  }
+  /// Stores `value` under `key` in results.json and returns it.
+  template <typename T>
+  T put(const std::string& key, T value) {
+    results[key] = value;
+    return value;
+  }
+};
+
 /// Where a run writes: checks `out` (the --out option), creates a staging directory beside
 /// it and returns that. Call it once, after every option is checked and before any work.
 ///
@@ -121,6 +141,12 @@ std::filesystem::path begin_output(const std::filesystem::path& out);
 /// output.txt, such as a wall time) and where the files are.
 void finish_program(const std::filesystem::path& dir, const Results& results,
                     const std::string& text, const std::string& note = "");
+
+/// finish_program() for a Report.
+inline void finish_program(const std::filesystem::path& dir, const Report& report,
+                           const std::string& note = "") {
+  finish_program(dir, report.results, report.text, note);
+}
 
 /// Renders `figures/<script>.gp` with gnuplot: reads `<dir>/<name>.csv`, writes
 /// `<dir>/<name>.svg`. gnuplot runs in `dir` and is given the file names only, so any
