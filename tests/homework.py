@@ -57,7 +57,7 @@ BEGIN_HIDDEN = re.compile(r"^(\s*)// BEGIN HIDDEN TESTS " + ID + r"\s*$")
 END_HIDDEN = re.compile(r"^\s*// END HIDDEN TESTS\s*$")
 SNIPPET_TAG = re.compile(r"^\s*// \[[\w.-]+\]\s*$")
 FUNCTION_NAME = re.compile(r"([A-Za-z_]\w*)\s*\(")
-EXIT_NOT_DONE = 3  # attn::run_program's exit code for attn::exercise_not_done
+EXIT_NOT_DONE = 3  # harness::run_program's exit code for attn::exercise_not_done
 
 
 class UsageError(Exception):

@@ -5,8 +5,8 @@
 /// The instructor's book fences the body of some functions with `// BEGIN SOLUTION NN.M`
 /// and `// END SOLUTION`. `./book release` replaces each such region by a stub that throws
 /// attn::exercise_not_done; a chapter program stops with one line naming the exercise (exit
-/// code 3, see attn::run_program()), and a test that reaches a stub fails with the same
-/// line. See the pages for \ref instructors and \ref students.
+/// code 3: the programs' harness, in code/harness, catches it), and a test that reaches a
+/// stub fails with the same line. See the pages for \ref instructors and \ref students.
 
 #include <exception>
 #include <string>
