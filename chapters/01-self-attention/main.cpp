@@ -354,7 +354,6 @@ void multi_head(const Options& o, attn::Rng& rng, std::string& text,
                 harness::Results& results) {
   const Index n = o.n, d = o.d;
   const double init = 1.0 / std::sqrt(static_cast<double>(d));  // keeps q.k of order 1
-  // [multi-head-use]
   attn::MultiHeadParams p;
   p.heads = o.heads;
   p.W_Q = attn::random_normal(d, d, rng, init);
@@ -364,7 +363,6 @@ void multi_head(const Options& o, attn::Rng& rng, std::string& text,
   MatrixXd X = attn::random_normal(n, d, rng);
   harness::progress("multi-head attention");
   const MatrixXd Y = attn::multi_head_attention(X, p, attn::Masking::causal);
-  // [multi-head-use]
 
   // Changing the last token must leave every earlier output row unchanged, bit for bit.
   X.row(n - 1) = attn::random_normal(1, d, rng);

@@ -354,11 +354,9 @@ void choose_bandwidth(const Options& o, const ch02::Data& data,
   }
   harness::write_csv(out / "02-loocv.csv", header, with_gaps(table));
 
-  // [learn]
   // Gradient descent on log h, from a bandwidth that is far too smooth.
   const std::vector<attn::BandwidthStep> path =
       attn::learn_bandwidth(data.X, data.Y, 0.3);
-  // [learn]
   MatrixXd steps(static_cast<Index>(path.size()), 4);
   for (std::size_t t = 0; t < path.size(); ++t)
     steps.row(Index(t)) << static_cast<double>(t), path[t].h, path[t].loss, path[t].grad;

@@ -20,8 +20,10 @@
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
 #include "experiment.hpp"
+#include "test_support.hpp"
 
 using attn::Kernel;
+using book_test::max_abs;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
@@ -36,10 +38,6 @@ struct Shape {
 const std::vector<Shape> shapes{
     {1, 1, 1}, {3, 5, 1}, {20, 50, 1}, {7, 30, 2}, {16, 64, 5}};
 const std::vector<std::uint64_t> seeds{1, 2, 3};
-
-double max_abs(const MatrixXd& M) {
-  return M.cwiseAbs().maxCoeff();
-}
 
 // A bandwidth `factor` times the largest query-key distance: for factor >= 1 every key is
 // in range of every query.
@@ -355,8 +353,9 @@ TEST_SUITE("ch02") {
       }
   }
 
-  TEST_CASE("a compact kernel with no key in range is an error naming the query, not NaN" *
-            doctest::test_suite("ex02.6")) {
+  TEST_CASE(
+      "a compact kernel with no key in range is an error naming the query, not NaN" *
+      doctest::test_suite("ex02.6")) {
     MatrixXd X(3, 1), Q(3, 1);
     X << 0.0, 0.1, 0.2;
     Q << 0.05, 0.9, 0.15;  // query 1 is 0.7 away from the nearest key

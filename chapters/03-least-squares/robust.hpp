@@ -23,7 +23,6 @@ using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
-// [lad]
 // Least absolute deviations: the beta that minimises f(beta) = sum_i |y_i - x_i^T beta|,
 // found exactly by walking from vertex to vertex (the simplex method for this problem).
 // f is convex and piecewise linear, and its minimum lies at a vertex: a beta that fits d of
@@ -78,7 +77,6 @@ inline VectorXd least_absolute_deviations(const MatrixXd& X, const VectorXd& Y) 
   }
   throw std::runtime_error("least_absolute_deviations: no minimum after 100 n pivots");
 }
-// [lad]
 
 // Three noise laws, each scaled to variance 1, so that least squares has the same
 // covariance (X^T X)^-1 under all three: Gauss–Markov needs only the mean and variance.

@@ -12,10 +12,6 @@ MatrixXd samples(Index n, Index d, attn::Rng& rng) {
   return attn::random_uniform(n, d, rng, -10.0, 10.0);
 }
 
-double max_abs(const MatrixXd& M) {
-  return M.cwiseAbs().maxCoeff();
-}
-
 double c_nd(Index n, Index d) {
   return 4.0 * static_cast<double>(n + d);
 }

@@ -2,20 +2,20 @@
 // What chapter 03's test files share: the shapes and seeds they sweep, the book's tolerance
 // constant, and reference computations independent of the library's (in test_helpers.cpp,
 // so that the decompositions they use are compiled once, not in every test file).
-// (eps, Shape and seeds come from tests/support/test_support.hpp.)
+// (eps, Shape, seeds and max_abs come from tests/support/test_support.hpp.)
 
 #include <Eigen/Dense>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
-#include "test_support.hpp"
-
 #include "attn/random.hpp"
+#include "test_support.hpp"
 
 namespace ch03_test {
 
 using book_test::eps;
+using book_test::max_abs;
 using book_test::seeds;
 using book_test::Shape;
 
@@ -28,8 +28,6 @@ inline const std::vector<Shape> shapes{{1, 1}, {20, 3}, {100, 10}, {50, 50}, {20
 
 // Samples as in seed 000's experiment: entries uniform on [-10, 10].
 MatrixXd samples(Index n, Index d, attn::Rng& rng);
-
-double max_abs(const MatrixXd& M);
 
 // The book's generic constant for a backward-stable dense factorisation of an n x d matrix.
 double c_nd(Index n, Index d);

@@ -151,7 +151,6 @@ void exp_limit(const Options& o, attn::Rng& rng, const std::filesystem::path& ou
   say(text, "   {:>3} {:>10} {:>28}\n", "p", "features", "max rel |psi.psi - (1+t/p)^p|");
   for (long n = 1; n <= o.exp_n; ++n) {
     harness::progress(fmt::format("exp-limit features, p = {}", n));
-    // [exp-limit-check]
     const MatrixXd lhs = attn::exp_limit_features(Q, int(n)) *
                          attn::exp_limit_features(K, int(n)).transpose();
     const double nn = double(n);
@@ -162,7 +161,6 @@ void exp_limit(const Options& o, attn::Rng& rng, const std::filesystem::path& ou
           return std::pow(1 + x / nn, nn);
         });
     const double residual = ((lhs - rhs).array() / scale.array()).abs().maxCoeff();
-    // [exp-limit-check]
     worst = std::max(worst, residual);
     say(text, "   {:>3} {:>10.0f} {:>28.1e}\n", n,
         attn::exp_limit_feature_dim(d_poly, int(n)), residual);
@@ -400,7 +398,6 @@ void attention_checks(const Options& o, attn::Rng& rng, std::string& text,
                  V = attn::random_normal(N, d, rng);
   const MatrixXd W = attn::gaussian_directions(m, d, rng);
 
-  // [linear-vs-quadratic]
   const MatrixXd phiQ = attn::positive_random_features(Q, W),
                  phiK = attn::positive_random_features(K, W);
   const MatrixXd fast = attn::linear_attention(phiQ, phiK, V);            // O(N m d)
@@ -408,7 +405,6 @@ void attention_checks(const Options& o, attn::Rng& rng, std::string& text,
   const MatrixXd rnn = attn::causal_linear_attention(phiQ, phiK, V);
   const MatrixXd masked =
       attn::kernel_attention_quadratic(phiQ, phiK, V, attn::Masking::causal);
-  // [linear-vs-quadratic]
   const double r_lin = (fast - slow).lpNorm<Eigen::Infinity>() / slow.lpNorm<Eigen::Infinity>();
   const double r_causal = (rnn - masked).lpNorm<Eigen::Infinity>() / masked.lpNorm<Eigen::Infinity>();
   say(text, "   max |linear - quadratic| / max |quadratic|               = {:.1e}\n",

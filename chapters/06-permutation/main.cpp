@@ -197,11 +197,9 @@ void bias_effects(const Options& o, attn::Rng& rng, std::string& text, harness::
     double change[2];
     int i = 0;
     for (const auto h : {attn::Normalisation::softmax, attn::Normalisation::identity}) {
-      // [bias-change]
       const MatrixXd before = attn::cross_attention(X, X, p0, h);
       const MatrixXd after = attn::cross_attention(X, X, p, h);
       change[i++] = (after - before).lpNorm<Eigen::Infinity>();
-      // [bias-change]
     }
     say(text, "   {:<14} {:>12.3e} {:>12.3e}\n", w, change[0], change[1]);
     results["bias_change_softmax_" + w] = change[0];

@@ -62,13 +62,11 @@ void check_feature_size(const std::string& what, Index rows, double dim,
 }
 
 double taylor_exp(double t, int p) {
-  // [taylor-exp]
   double sum = 1, term = 1;  // l = 0: t^0 / 0! = 1 (the seed's sum starts at 1)
   for (int l = 1; l <= p; ++l) {
     term *= t / l;  // t^l / l!
     sum += term;
   }
-  // [taylor-exp]
   return sum;
 }
 

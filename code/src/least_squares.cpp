@@ -112,11 +112,9 @@ VectorXd least_squares_normal_equations(const Eigen::Ref<const MatrixXd>& X,
                                         const Eigen::Ref<const VectorXd>& Y) {
   require_full_column_rank(X);
   require_targets(X, Y);
-  // [ls-normal]
   // (X^T X) b = X^T Y by Cholesky: kappa(X^T X) = kappa(X)^2.
   const MatrixXd G = X.transpose() * X;
   const Eigen::LLT<MatrixXd> chol(G);
-  // [ls-normal]
   require(chol.info() == Eigen::Success,
           "least_squares_normal_equations: the computed X^T X is not positive definite "
           "(kappa(X)^2 = " +
@@ -138,10 +136,8 @@ MatrixXd hat_matrix(const Eigen::Ref<const MatrixXd>& X) {
 
 MatrixXd whitening_map(const Eigen::Ref<const MatrixXd>& X) {
   const auto svd = checked_thin_svd(X);
-  // [whitening]
   // L = Lambda^{-1} R^T: row i is r_i^T / lambda_i.
   return svd.s.cwiseInverse().asDiagonal() * svd.V.transpose();
-  // [whitening]
 }
 
 double condition_number(const Eigen::Ref<const MatrixXd>& X) {

@@ -158,11 +158,9 @@ Eigen::MatrixXd feed_forward(const Eigen::Ref<const Eigen::MatrixXd>& X,
               p.W_2.cols() == X.cols(),
           "feed_forward: X is " + shape(X) + ", W_1 is " + shape(p.W_1) + ", W_2 is " +
               shape(p.W_2) + "; need d x d_ff and d_ff x d");
-  // [ffn]
   const Eigen::MatrixXd H =
       add_to_rows(X * p.W_1, p.b_1, "feed_forward b_1").cwiseMax(0.0);
   return add_to_rows(H * p.W_2, p.b_2, "feed_forward b_2");
-  // [ffn]
 }
 
 Eigen::MatrixXd attention_sublayer(const Eigen::Ref<const Eigen::MatrixXd>& X,
@@ -205,7 +203,6 @@ Eigen::MatrixXd transformer_block(const Eigen::Ref<const Eigen::MatrixXd>& X,
 Eigen::MatrixXd sinusoidal_encoding(Eigen::Index n, Eigen::Index d) {
   require(n >= 0 && d >= 1, "sinusoidal_encoding: need n >= 0 and d >= 1");
   Eigen::MatrixXd E(n, d);
-  // [sinusoidal]
   for (Eigen::Index t = 0; t < n; ++t)
     for (Eigen::Index j = 0; j < d; ++j) {
       const double i2 = static_cast<double>(j - j % 2);  // 2i for columns 2i and 2i+1
@@ -213,7 +210,6 @@ Eigen::MatrixXd sinusoidal_encoding(Eigen::Index n, Eigen::Index d) {
           static_cast<double>(t) / std::pow(10000.0, i2 / static_cast<double>(d));
       E(t, j) = j % 2 == 0 ? std::sin(angle) : std::cos(angle);
     }
-  // [sinusoidal]
   return E;
 }
 

@@ -8,7 +8,12 @@
 /// \f[ \hat y = h(S)\,Y\,w_v, \qquad S = X W_q^\top W_k X^\top, \qquad
 ///     S_{ij} = (W_q x_i)^\top (W_k x_j), \f]
 /// with \f$ W_q, W_k \in \mathbb{R}^{d \times d} \f$, a scalar \f$ w_v \f$ and \f$ h \f$
-/// either the identity or the row-wise softmax. As in the source there is no
+/// either the identity or the row-wise softmax.
+///
+/// **Notation.** \f$ W_q, W_k \f$ are the least-squares paper's projections, which chapters
+/// 03 and 04 keep (see the notation page): they act on column vectors, \f$ q = W_q x \f$,
+/// so in the book's row notation of AttentionParams (\f$ Q = XW_Q \f$) they are
+/// \f$ W_Q = W_q^\top \f$ and \f$ W_K = W_k^\top \f$, and \f$ S = X W_Q W_K^\top X^\top \f$. As in the source there is no
 /// \f$ 1/\sqrt d \f$ scale (it would only rescale \f$ W_q^\top W_k \f$). The loss is the
 /// mean squared error \f$ L = \frac1n \lVert \hat y - Y \rVert^2 \f$, minimised by Adam.
 ///
@@ -28,11 +33,16 @@
 
 namespace attn {
 
-/// \brief Parameters of the attention regressor.
+/// \brief Parameters of the attention regressor, in the least-squares paper's notation
+/// (projections act on column vectors; see the file's notes).
 struct AttentionRegressor {
-  Eigen::MatrixXd W_q;  ///< \f$ d \times d \f$, query projection
-  Eigen::MatrixXd W_k;  ///< \f$ d \times d \f$, key projection
-  double w_v = 1.0;     ///< the scalar value projection
+  /// \f$ d \times d \f$, query projection acting on a column: \f$ q_i = W_q x_i \f$
+  /// (\f$ W_q = W_Q^\top \f$ of AttentionParams)
+  Eigen::MatrixXd W_q;
+  /// \f$ d \times d \f$, key projection acting on a column: \f$ k_j = W_k x_j \f$
+  /// (\f$ W_k = W_K^\top \f$)
+  Eigen::MatrixXd W_k;
+  double w_v = 1.0;  ///< the scalar value projection
 };
 
 /// \brief The attention matrix \f$ h(S) \f$, \f$ n \times n \f$, formed explicitly
