@@ -9,7 +9,6 @@
 #include <malloc.h>  // mallopt
 #endif
 
-#include "attn/softmax.hpp"
 #include "common.hpp"
 
 namespace attn {
@@ -163,14 +162,6 @@ MatrixXd causal_linear_attention(const Eigen::Ref<const MatrixXd>& phiQ,
   }
   // [causal-rnn]
   return out;
-}
-
-MatrixXd exp_kernel_attention(const Eigen::Ref<const MatrixXd>& Q,
-                              const Eigen::Ref<const MatrixXd>& K,
-                              const Eigen::Ref<const MatrixXd>& V) {
-  require(Q.cols() == K.cols() && K.rows() == V.rows(),
-          "exp_kernel_attention: mismatched shapes");
-  return softmax_rows(Q * K.transpose()) * V;
 }
 
 void keep_freed_memory() {

@@ -67,13 +67,6 @@ Eigen::MatrixXd causal_linear_attention(const Eigen::Ref<const Eigen::MatrixXd>&
                                         const Eigen::Ref<const Eigen::MatrixXd>& phiK,
                                         const Eigen::Ref<const Eigen::MatrixXd>& V);
 
-/// \brief Softmax attention without the \f$ 1/\sqrt{d_k} \f$ scale,
-/// \f$ \operatorname{softmax}_{\text{rows}}(QK^\top)\,V \f$: the target every feature
-/// map approximates (pass \f$ Q/d_k^{1/4}, K/d_k^{1/4} \f$ for the scaled version).
-Eigen::MatrixXd exp_kernel_attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
-                                     const Eigen::Ref<const Eigen::MatrixXd>& K,
-                                     const Eigen::Ref<const Eigen::MatrixXd>& V);
-
 /// \brief Makes glibc keep freed memory in the heap, for timing at large n.
 ///
 /// Each call of the timed functions allocates its n × r matrices afresh. By default glibc
