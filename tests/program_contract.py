@@ -1,38 +1,280 @@
 #!/usr/bin/env python3
-"""The contract every chapter program keeps (DESIGN.md, "Program contract"), checked from outside.
+"""The contract every chapter program keeps (DESIGN.md, "Program contract"; issue 18), checked
+from outside, one table of cases run against each program.
 
-usage: program_contract.py BINARY [--quick-args ARGS] [--bad 'ARGS' OPTION]...
+usage: program_contract.py BINARY [--quick-args ARGS] [--slow-args ARGS] [--bad 'ARGS' OPTION]...
 
-- --help exits 0 and lists every option with its default;
-- each bad invocation exits 2 with exactly one line on stderr that names OPTION, and writes
-  nothing (its --out directory is not even created);
-- an unwritable --out is refused the same way;
+Usage errors (exit 2, exactly one line on stderr naming the option, nothing written):
+- each --bad pair, an unknown flag, an --out under a file;
+- `--out --quick` (a forgotten value): no directory named --quick appears;
+- an --out that is a file, an existing directory that is not an earlier output set (it holds
+  notes.md), an output set whose results.json is a directory: all left as they were.
+
+Runs (--quick, or ARGS of --quick-args):
+- --help exits 0 and lists --seed, --out, --quick and every option of the --bad pairs;
 - the same --seed gives an identical results.json, apart from measured wall-clock times (keys
-  that start with time_, which no run can repeat); another seed gives a different one.
+  that start with time_, which no run can repeat), also into an --out named with a quote and a
+  space, where the set of files is the same; integers are decimal (`--seed 010` records seed
+  10, and a different seed gives a different results.json);
+- output.txt holds no nan or inf;
+- a slow run (ARGS of --slow-args) stopped by SIGINT or SIGTERM ends by that signal and leaves
+  the earlier complete set in --out byte for byte, with nothing new beside it;
+- as root, a run on a full filesystem (a small tmpfs) fails with one line on stderr and leaves
+  the earlier set as it was; skipped where a tmpfs cannot be mounted.
+
+No run may leave a staging directory (.NAME.partial-*) or a temporary file (.tmp-*) behind.
 """
 import os
+import re
 import shlex
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 failures = []
-
-
-def reproducible_text(path):
-    """results.json as written, without the lines of measured times (keys time_*)."""
-    with open(path, encoding="utf-8") as f:
-        return "".join(line for line in f if not line.lstrip().startswith('"time_'))
+RUN_TIMEOUT = 120  # seconds; a --quick run takes a few
 
 
 def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
     if not ok:
         failures.append(what)
 
 
-def run(binary, args):
-    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=600)
+def skip(what):
+    print("skip: " + what, flush=True)
+
+
+def default_signals():
+    # A program started from a non-interactive shell's background job inherits SIGINT ignored;
+    # the contract is about a program that can be interrupted.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def run(binary, args, cwd=None):
+    """Runs the program; one that overruns RUN_TIMEOUT is stopped by SIGTERM (its harness then
+    cleans up), then killed with everything it started."""
+    p = subprocess.Popen([binary, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, cwd=cwd, preexec_fn=default_signals, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        p.terminate()
+        try:
+            p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+        return subprocess.CompletedProcess(p.args, -1, "", f"timed out ({RUN_TIMEOUT} s)")
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+def tree(path):
+    """Every file under `path` with its bytes, by relative name (directories as None)."""
+    if not os.path.lexists(path):
+        return None
+    if not os.path.isdir(path):
+        with open(path, "rb") as f:
+            return f.read()
+    out = {}
+    for root, dirs, files in os.walk(path):
+        for name in dirs:
+            out[os.path.relpath(os.path.join(root, name), path)] = None
+        for name in files:
+            with open(os.path.join(root, name), "rb") as f:
+                out[os.path.relpath(os.path.join(root, name), path)] = f.read()
+    return out
+
+
+def reproducible_text(out):
+    """results.json as written, without the lines of measured times (keys time_*)."""
+    with open(os.path.join(out, "results.json"), encoding="utf-8") as f:
+        return "".join(line for line in f if not line.lstrip().startswith('"time_'))
+
+
+def one_line_naming(r, option, what):
+    lines = r.stderr.strip().splitlines()
+    check(len(lines) == 1 and option in lines[0],
+          f"{what}: one stderr line naming {option}: {r.stderr.strip()[:300]!r}")
+
+
+def usage_error_case(binary, args, option, what, cwd=None):
+    r = run(binary, args, cwd=cwd)
+    check(r.returncode == 2, f"{what}: exits 2 (got {r.returncode})")
+    one_line_naming(r, option, what)
+    return r
+
+
+class Contract:
+    def __init__(self, binary, quick, slow, bad_cases, tmp):
+        self.binary, self.quick, self.slow, self.bad_cases, self.tmp = binary, quick, slow, bad_cases, tmp
+        self.reference = None  # --out of a complete --quick --seed 7 run
+
+    def dir(self, name):
+        """A new directory under the temporary one, the parent of one case's --out."""
+        path = os.path.join(self.tmp, name)
+        os.mkdir(path)
+        return path
+
+    # ---- the cases, in the order they run ------------------------------------------------
+
+    def help(self):
+        h = run(self.binary, ["--help"])
+        check(h.returncode == 0, "--help exits 0")
+        for opt in ["--seed", "--out", "--quick"] + [o for _, o in self.bad_cases]:
+            check(opt in h.stdout, f"--help lists {opt}")
+
+    def bad_arguments(self):
+        parent = self.dir("bad")
+        blocker = os.path.join(parent, "a-file")
+        open(blocker, "w").close()
+        cases = list(self.bad_cases) + [("--no-such-flag", "--no-such-flag"),
+                                        (f"--out {shlex.quote(blocker)}/sub", "--out")]
+        for i, (args, option) in enumerate(cases):
+            out = os.path.join(parent, f"bad-{i}")
+            argv = shlex.split(args)
+            if "--out" not in argv:
+                argv += ["--out", out]
+            usage_error_case(self.binary, argv, option, f"'{args}'")
+            check(not os.path.exists(out), f"'{args}' writes nothing")
+        check(os.listdir(parent) == ["a-file"], f"bad arguments leave nothing behind: {os.listdir(parent)}")
+
+    def out_without_value(self):
+        cwd = self.dir("cwd")
+        usage_error_case(self.binary, ["--out", "--quick"], "--out", "'--out --quick'", cwd=cwd)
+        check(os.listdir(cwd) == [], f"'--out --quick' creates nothing: {os.listdir(cwd)}")
+
+    def out_not_an_output_set(self):
+        parent = self.dir("not-a-set")
+        notes = os.path.join(parent, "notes")
+        os.mkdir(notes)
+        with open(os.path.join(notes, "notes.md"), "w") as f:
+            f.write("my notes\n")
+        a_file = os.path.join(parent, "a-file")
+        with open(a_file, "w") as f:
+            f.write("not a directory\n")
+        odd_set = os.path.join(parent, "odd-set")
+        os.makedirs(os.path.join(odd_set, "results.json"))
+        before = tree(parent)
+        for out, what in [(notes, "--out holding notes.md"), (a_file, "--out naming a file"),
+                          (odd_set, "--out whose results.json is a directory")]:
+            usage_error_case(self.binary, self.quick + ["--out", out], "--out", what)
+        check(tree(parent) == before, "such an --out is left as it was, nothing added beside it")
+
+    def same_seed_same_results(self):
+        parent = self.dir("runs")
+        outs = {}
+        for name, seed in [("a", "7"), ("it's b", "7"), ("c", "010")]:
+            out = os.path.join(parent, name)
+            r = run(self.binary, self.quick + ["--seed", seed, "--out", out])
+            check(r.returncode == 0,
+                  f"{shlex.join(self.quick)} --seed {seed} --out {shlex.quote(name)} runs "
+                  f"(stderr: {r.stderr.strip()[:300]!r})")
+            ok = r.returncode == 0 and os.path.isfile(os.path.join(out, "results.json"))
+            outs[name] = out if ok else None
+        check(set(os.listdir(parent)) <= set(outs),
+              f"the runs leave nothing beside their --out: {sorted(os.listdir(parent))}")
+        a, b, c = outs["a"], outs["it's b"], outs["c"]
+        if a:
+            names = set(os.listdir(a))
+            check({"results.json", "output.txt"} <= names, f"a run writes results.json and output.txt: {sorted(names)}")
+            if shutil.which("gnuplot"):
+                csvs = [n for n in names if n.endswith(".csv")]
+                check(not csvs or any(n.endswith(".svg") for n in names),
+                      "with gnuplot installed, a run that writes CSVs draws figures")
+            with open(os.path.join(a, "output.txt"), encoding="utf-8") as f:
+                numbers = re.findall(r"\b(?:nan|-?inf)\b", f.read(), re.IGNORECASE)
+            check(not numbers, f"output.txt prints no nan or inf: {numbers[:5]}")
+            self.reference = a
+        if a and b:
+            check(set(os.listdir(a)) == set(os.listdir(b)),
+                  "an --out named with a quote and a space gets the same set of files: "
+                  f"{sorted(set(os.listdir(a)) ^ set(os.listdir(b)))}")
+            check(reproducible_text(a) == reproducible_text(b),
+                  "same seed: identical results.json (apart from time_* keys)")
+        if c:
+            with open(os.path.join(c, "results.json"), encoding="utf-8") as f:
+                seed = re.search(r'^\s*"seed":\s*(\S+?),?$', f.read(), re.MULTILINE)
+            check(seed is not None and seed.group(1) == "10",
+                  f"--seed 010 is ten: results.json records \"seed\": {seed.group(1) if seed else None}")
+        if a and c:
+            check(reproducible_text(a) != reproducible_text(c), "other seed: different results.json")
+
+    def interrupted(self):
+        if not self.slow:
+            return skip("no --slow-args, so no run to interrupt")
+        if not self.reference:
+            return skip("no complete run to keep")
+        for sig in [signal.SIGINT, signal.SIGTERM]:
+            parent = self.dir(f"signal-{sig.name}")
+            out = os.path.join(parent, "out")
+            shutil.copytree(self.reference, out)
+            before = tree(parent)
+            with open(os.path.join(self.tmp, "slow.log"), "w") as log:
+                p = subprocess.Popen([self.binary, *self.slow, "--seed", "7", "--out", out],
+                                     stdout=log, stderr=log, preexec_fn=default_signals,
+                                     start_new_session=True)
+                time.sleep(1.5)
+                still_running = p.poll() is None
+                p.send_signal(sig)
+                try:
+                    code = p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    code = p.wait()
+            what = f"{shlex.join(self.slow)} stopped by {sig.name}"
+            check(still_running, f"{what}: still running after 1.5 s (if not, choose slower --slow-args)")
+            check(code == -sig, f"{what}: ends by the signal (exit status {code})")
+            time.sleep(0.2)  # a figure being drawn when the run stopped may still be ending
+            after = tree(parent)
+            check(after == before,
+                  f"{what}: --out holds the earlier set byte for byte, nothing new beside it: "
+                  f"{sorted(set(after or {}) ^ set(before))}")
+
+    def full_filesystem(self):
+        if not self.reference:
+            return skip("no complete run to put on a full filesystem")
+        if os.geteuid() != 0:
+            return skip("not root, so no tmpfs to fill")
+        # Room for the earlier set and part of a new one: the run starts and cannot finish.
+        pages = sum(-(-os.path.getsize(os.path.join(self.reference, n)) // 4096)
+                    for n in os.listdir(self.reference))
+        mount = self.dir("full")
+        for extra in [0.5, 0.25, 0.75, 0.1]:
+            size_k = 4 * (pages + max(1, int(pages * extra)))
+            m = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_k}k", "tmpfs", mount],
+                               capture_output=True, text=True)
+            if m.returncode != 0:
+                return skip(f"cannot mount a tmpfs: {m.stderr.strip()[:200]}")
+            try:
+                out = os.path.join(mount, "out")
+                shutil.copytree(self.reference, out)
+                before = tree(mount)
+                r = run(self.binary, self.quick + ["--seed", "8", "--out", out])
+                after = tree(mount)
+            finally:
+                if subprocess.run(["umount", mount]).returncode != 0:
+                    subprocess.run(["umount", "-l", mount])  # busy: detach it anyway
+            if r.returncode == 0:
+                continue  # it fitted: try with less room
+            what = f"a run on a full filesystem ({size_k} KiB)"
+            check(r.returncode not in (0, 2), f"{what}: fails after starting (exit {r.returncode})")
+            lines = r.stderr.strip().splitlines()
+            check(len(lines) == 1, f"{what}: one stderr line: {r.stderr.strip()[:300]!r}")
+            check(after == before,
+                  f"{what}: --out holds the earlier set, nothing new beside it: "
+                  f"{sorted(set(after) ^ set(before))}")
+            return
+        check(False, "a full filesystem: no tmpfs size made the run fail")
+
+    def no_leftovers(self):
+        left = [os.path.relpath(os.path.join(root, n), self.tmp)
+                for root, dirs, files in os.walk(self.tmp) for n in dirs + files
+                if n.startswith(".tmp-") or ".partial-" in n or n.endswith("-old")]
+        check(not left, f"no staging directory or temporary file anywhere: {left}")
 
 
 def main():
@@ -41,52 +283,30 @@ def main():
     if not argv or argv[0].startswith("-"):
         print(__doc__, file=sys.stderr)
         return 2
-    binary, quick, bad_cases = argv[0], ["--quick"], []
+    binary, quick, slow, bad_cases = os.path.abspath(argv[0]), ["--quick"], [], []
     i = 1
     while i < len(argv):
-        if argv[i] == "--quick-args":
-            quick, i = shlex.split(argv[i + 1]), i + 2
-        elif argv[i] == "--bad":
+        if argv[i] in ("--quick-args", "--slow-args") and i + 1 < len(argv):
+            words = shlex.split(argv[i + 1])
+            if argv[i] == "--quick-args":
+                quick = words
+            else:
+                slow = words
+            i += 2
+        elif argv[i] == "--bad" and i + 2 < len(argv):
             bad_cases.append((argv[i + 1], argv[i + 2]))
             i += 3
         else:
             print(f"program_contract.py: unexpected argument {argv[i]!r}", file=sys.stderr)
             return 2
 
+    start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
-        h = run(binary, ["--help"])
-        check(h.returncode == 0, "--help exits 0")
-        for opt in ["--seed", "--out", "--quick"] + [o for _, o in bad_cases]:
-            check(opt in h.stdout, f"--help lists {opt}")
-
-        bad = list(bad_cases) + [("--no-such-flag", "--no-such-flag")]
-        blocker = os.path.join(tmp, "a-file")
-        open(blocker, "w").close()
-        bad.append((f"--out {blocker}/sub", "--out"))
-        for i, (args, option) in enumerate(bad):
-            out = os.path.join(tmp, f"bad-{i}")
-            argv = shlex.split(args)
-            if "--out" not in argv:
-                argv += ["--out", out]
-            r = run(binary, argv)
-            lines = r.stderr.strip().splitlines()
-            check(r.returncode == 2, f"'{args}' exits 2 (got {r.returncode})")
-            check(len(lines) == 1 and option in lines[0],
-                  f"'{args}' prints one stderr line naming {option}: {r.stderr.strip()!r}")
-            check(not os.path.exists(out), f"'{args}' writes nothing")
-
-        outs = []
-        for name, seed in [("a", "7"), ("b", "7"), ("c", "8")]:
-            out = os.path.join(tmp, name)
-            r = run(binary, quick + ["--seed", seed, "--out", out])
-            check(r.returncode == 0, f"{' '.join(quick)} --seed {seed} runs (stderr: {r.stderr.strip()[:200]!r})")
-            outs.append(os.path.join(out, "results.json"))
-            leftovers = [f for f in os.listdir(out) if f.startswith(".")] if os.path.isdir(out) else []
-            check(not leftovers, f"no temporary files left behind: {leftovers}")
-        if all(os.path.exists(p) for p in outs):
-            a, b, c = (reproducible_text(p) for p in outs)
-            check(a == b, "same seed: identical results.json (apart from time_* keys)")
-            check(a != c, "other seed: different results.json")
+        c = Contract(binary, quick, slow, bad_cases, tmp)
+        for case in [c.help, c.bad_arguments, c.out_without_value, c.out_not_an_output_set,
+                     c.same_seed_same_results, c.interrupted, c.full_filesystem, c.no_leftovers]:
+            case()
+    print(f"{len(failures)} failure(s), {time.monotonic() - start:.1f} s")
 
     if failures:
         print(f"{len(failures)} contract check(s) failed", file=sys.stderr)
