@@ -26,8 +26,8 @@ if (which eq "04-entropy") {
   set arrow from graph 0, first logn to graph 1, first logn nohead dt 2 lc rgb "#888888"
   set label sprintf("uniform: log n = %.2f", logn) at graph 0.98, first logn + 0.2 right tc rgb "#888888"
   set label "one-hot (argmax): 0" at graph 0.98, first 0.15 right tc rgb "#888888"
-  plot in skip 1 using 1:10 with linespoints lw 2 pt 7 ps 0.5 lc rgb red title "softmax, fixed W_q = W_k", \
-       in skip 1 using 1:11 with linespoints lw 2 pt 7 ps 0.5 lc rgb green title "softmax, whitened: W_q = W_k ∝ L"
+  plot in skip 1 using 1:10 with linespoints lw 2 pt 7 ps 0.5 lc rgb red title "softmax, fixed W_Q = W_K", \
+       in skip 1 using 1:11 with linespoints lw 2 pt 7 ps 0.5 lc rgb green title "softmax, whitened: W_Q = W_K ∝ L^T"
 }
 
 if (which eq "04-prediction-change") {

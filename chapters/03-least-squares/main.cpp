@@ -158,14 +158,14 @@ void identities(const Options& o, std::string& text, harness::Results& results) 
   const VectorXd y_ls = Xq * beta_ls;
   const MatrixXd L = attn::whitening_map(X);  // L^T L = (X^T X)^-1
   const MatrixXd G_inv = L.transpose() * L;
-  const MatrixXd W = attn::random_normal(d, d, rng);  // any invertible W_q
+  const MatrixXd W = attn::random_normal(d, d, rng);  // any invertible W_Q
   const double w_v = 0.5;
-  // Three choices with W_q^T W_k w_v = (X^T X)^-1: W_q = W_k = L; W_q = I and
-  // W_k = (X^T X)^-1; a random W_q with W_k = W_q^-T (X^T X)^-1 / w_v.
+  // Three choices with W_Q W_K^T w_v = (X^T X)^-1: W_Q = W_K = L^T; W_Q = I and
+  // W_K = (X^T X)^-1; a random W_Q with W_K = (X^T X)^-1 W_Q^-T / w_v.
   const attn::AttentionRegressor choices[] = {
-      {L, L, 1.0},
+      {L.transpose(), L.transpose(), 1.0},
       {MatrixXd::Identity(d, d), G_inv, 1.0},
-      {W, W.transpose().inverse() * G_inv / w_v, w_v}};
+      {W, G_inv * W.transpose().inverse() / w_v, w_v}};
   // [attention-is-ls]
   const char* names[] = {"whitened", "identity_query", "random_factorisation"};
   say(text, "3. Least squares as attention, n = {}, d = {}, {} new queries x\n", n, d,
@@ -230,7 +230,7 @@ void identities(const Options& o, std::string& text, harness::Results& results) 
   // The preconditioned step beta_1 = (X^T X)^-1 X^T Y is Newton's: it lands on beta_LS.
   const double newton = attn::relative_error(G_inv * X.transpose() * Y, beta_ls);
   say(text,
-      "   one layer W_q^T W_k = eta I vs one gradient step: {:.1e}; Newton step vs "
+      "   one layer W_Q W_K^T = eta I vs one gradient step: {:.1e}; Newton step vs "
       "LS: {:.1e}\n\n",
       gd, newton);
   results["one_layer_equals_one_gd_step"] = gd;
@@ -379,7 +379,7 @@ void experiments(const Options& o, const std::vector<Config>& configs,
         error_rows.push_back(
             {double(ci), double(r), *run.error_rate, fmt::format("{} × {}", c.n, c.d)});
       }
-      // What training found: small projections, and a product w_v W_q^T W_k that is not
+      // What training found: small projections, and a product w_v W_Q W_K^T that is not
       // (X^T X)^-1 although beta_eq is beta_LS (d equations for d^2 unknowns).
       std::vector<double> size_w, size_v, product;
       for (std::size_t r = 0; r < id.runs.size(); ++r) {
@@ -387,9 +387,9 @@ void experiments(const Options& o, const std::vector<Config>& configs,
         attn::Rng data_rng(attn::run_seed(o.common.seed, int(r), 0));  // the run's data
         const MatrixXd X = attn::regression_data(c.n, c.d, data_rng).X;
         const MatrixXd G_inv = (X.transpose() * X).inverse();
-        size_w.push_back(0.5 * (p.W_q.cwiseAbs().mean() + p.W_k.cwiseAbs().mean()));
+        size_w.push_back(0.5 * (p.W_Q.cwiseAbs().mean() + p.W_K.cwiseAbs().mean()));
         size_v.push_back(std::abs(p.w_v));
-        product.push_back(attn::relative_error(p.w_v * p.W_q.transpose() * p.W_k, G_inv));
+        product.push_back(attn::relative_error(p.w_v * p.W_Q * p.W_K.transpose(), G_inv));
       }
       const double worst = *std::max_element(errors.begin(), errors.end());
       say(text,
@@ -397,8 +397,8 @@ void experiments(const Options& o, const std::vector<Config>& configs,
           "median {:.1e}; final loss / LS loss - 1: max {:.1e}\n",
           worst, median(errors), *std::max_element(excess.begin(), excess.end()));
       say(text,
-          "                  mean |entry| of W_q, W_k {:.1e}, |w_v| {:.1e}; |w_v W_q^T "
-          "W_k - "
+          "                  mean |entry| of W_Q, W_K {:.1e}, |w_v| {:.1e}; |w_v W_Q W_K^T "
+          "- "
           "(X^T X)^-1| / |(X^T X)^-1| = {:.2f} (medians)\n",
           median(size_w), median(size_v), median(product));
       results[name + "_id_iterations_to_within_1pct"] = double(within_1pct);

@@ -50,17 +50,17 @@ Case random_case(Shape s, std::uint64_t seed, double w_scale = 0.5) {
   Case c;
   c.X = attn::random_normal(s.n, s.d, rng);
   c.Y = attn::random_normal(s.n, 1, rng);
-  c.p.W_q = attn::random_normal(s.d, s.d, rng, w_scale);
-  c.p.W_k = attn::random_normal(s.d, s.d, rng, w_scale);
+  c.p.W_Q = attn::random_normal(s.d, s.d, rng, w_scale);
+  c.p.W_K = attn::random_normal(s.d, s.d, rng, w_scale);
   c.p.w_v = 0.5 + attn::uniform01(rng);
   return c;
 }
 
-// |w_v| |X| |W_q|^T |W_k| |X|^T: entrywise absolute values, the scale of the rounding
-// errors in S = X W_q^T W_k X^T (times |w_v|).
+// |w_v| |X| |W_Q| |W_K|^T |X|^T: entrywise absolute values, the scale of the rounding
+// errors in S = X W_Q W_K^T X^T (times |w_v|).
 MatrixXd abs_scores(const Case& c) {
   const MatrixXd aX = c.X.cwiseAbs();
-  return aX * (c.p.W_q.cwiseAbs().transpose() * c.p.W_k.cwiseAbs()) * aX.transpose();
+  return aX * (c.p.W_Q.cwiseAbs() * c.p.W_K.cwiseAbs().transpose()) * aX.transpose();
 }
 
 double loss(const AttentionRegressor& p, const Case& c, Normalisation h) {
@@ -86,10 +86,10 @@ void check_gradient(const Case& c, Normalisation h) {
   };
   const Index d = c.X.cols();
   for (Index k = 0; k < d * d; ++k) {
-    const double fd_q = central([k](AttentionRegressor& q, double s) { q.W_q(k) += s; });
-    CHECK(std::abs(fd_q - g.W_q(k)) <= 1e-6 * (std::abs(g.W_q(k)) + L));
-    const double fd_k = central([k](AttentionRegressor& q, double s) { q.W_k(k) += s; });
-    CHECK(std::abs(fd_k - g.W_k(k)) <= 1e-6 * (std::abs(g.W_k(k)) + L));
+    const double fd_q = central([k](AttentionRegressor& q, double s) { q.W_Q(k) += s; });
+    CHECK(std::abs(fd_q - g.W_Q(k)) <= 1e-6 * (std::abs(g.W_Q(k)) + L));
+    const double fd_k = central([k](AttentionRegressor& q, double s) { q.W_K(k) += s; });
+    CHECK(std::abs(fd_k - g.W_K(k)) <= 1e-6 * (std::abs(g.W_K(k)) + L));
   }
   const double fd_v = central([](AttentionRegressor& q, double s) { q.w_v += s; });
   CHECK(std::abs(fd_v - g.w_v) <= 1e-6 * (std::abs(g.w_v) + L));
@@ -121,7 +121,7 @@ TEST_SUITE("ch03") {
         const VectorXd explicit_ = c.p.w_v * (S * c.Y);
         // Both are the same sum of products in another order; each chain has inner
         // dimensions adding up to at most 2n + 6d, so the difference is below
-        // (2n + 6d) eps |w_v| |X||W_q|^T|W_k||X|^T |Y| (first order).
+        // (2n + 6d) eps |w_v| |X||W_Q||W_K|^T|X|^T |Y| (first order).
         const VectorXd bound = (2.0 * static_cast<double>(s.n + 3 * s.d)) * eps *
                                c.p.w_v * (abs_scores(c) * c.Y.cwiseAbs());
         CHECK(((fast - explicit_).cwiseAbs() - bound).maxCoeff() <= 0.0);
@@ -132,7 +132,7 @@ TEST_SUITE("ch03") {
     // The training path uses its own vectorised exp (within 2.3e-16 of std::exp) and
     // forms S in another order than attention_matrix(). A change dS of the logits moves
     // each weight by a factor within exp(+-2 max|dS|), so the prediction moves by at most
-    // |w_v| max|Y| (2 max|dS| + 8 eps) with max|dS| <= 4d eps max(|X||W_q|^T|W_k||X|^T).
+    // |w_v| max|Y| (2 max|dS| + 8 eps) with max|dS| <= 4d eps max(|X||W_Q||W_K|^T|X|^T).
     for (const auto seed : seeds)
       for (const auto s : shapes)
         for (const double w_scale : {0.5, 5.0}) {  // logits of order 1 and of order 1e3
@@ -149,7 +149,7 @@ TEST_SUITE("ch03") {
   }
 
   TEST_CASE("the training path's softmax weights match std::exp to 4 ulps") {
-    // X = [1; 0], W_q = [q], W_k = [1], Y = [0; 1]: row 0 of S is [q, 0] exactly, so after
+    // X = [1; 0], W_Q = [q], W_K = [1], Y = [0; 1]: row 0 of S is [q, 0] exactly, so after
     // the max subtraction the exponent is exactly -q and yhat_0 = e/(1 + e), e = exp(-q).
     // The exponents q = (k + 1/2) ln2 put the reduced argument at +-ln2/2, where the
     // polynomial's error is largest. Allowed: 2.3e-16 for the exp, eps each for the add
@@ -170,7 +170,7 @@ TEST_SUITE("ch03") {
     }
   }
 
-  TEST_CASE("the identity system predicts X beta_eq with beta_eq = w_v W_q^T W_k X^T Y") {
+  TEST_CASE("the identity system predicts X beta_eq with beta_eq = w_v W_Q W_K^T X^T Y") {
     for (const auto seed : seeds)
       for (const auto s : shapes) {
         const Case c = random_case(s, seed);
@@ -231,7 +231,7 @@ TEST_SUITE("ch03") {
   }
 
   TEST_CASE("the gradient vanishes where beta_eq = beta_LS") {
-    // W_q = I, W_k = (X^T X)^{-1}, w_v = 1 (the source's choice) gives beta_eq = beta_LS,
+    // W_Q = I, W_K = (X^T X)^{-1}, w_v = 1 (the source's choice) gives beta_eq = beta_LS,
     // where X^T (X beta - Y) = 0: every partial derivative is zero up to the rounding of
     // beta_LS (relative error ~ kappa(X^T X) eps ~ 1e-15 for these well-conditioned X),
     // i.e. ~1e-13 of its size at w_v = 1.01, where beta_eq is 1% off. The bound 1e-6 fails
@@ -245,11 +245,11 @@ TEST_SUITE("ch03") {
       AttentionRegressor g;
       attn::loss_and_gradient(p, X, Y, Normalisation::identity, &g);
       const double at_min = std::max(
-          {g.W_q.cwiseAbs().maxCoeff(), g.W_k.cwiseAbs().maxCoeff(), std::abs(g.w_v)});
+          {g.W_Q.cwiseAbs().maxCoeff(), g.W_K.cwiseAbs().maxCoeff(), std::abs(g.w_v)});
       p.w_v = 1.01;
       attn::loss_and_gradient(p, X, Y, Normalisation::identity, &g);
       const double near = std::max(
-          {g.W_q.cwiseAbs().maxCoeff(), g.W_k.cwiseAbs().maxCoeff(), std::abs(g.w_v)});
+          {g.W_Q.cwiseAbs().maxCoeff(), g.W_K.cwiseAbs().maxCoeff(), std::abs(g.w_v)});
       CHECK(at_min <= 1e-6 * near);
     }
   }
@@ -325,17 +325,17 @@ TEST_SUITE("ch03") {
       for (int t = 0; t < 7; ++t) {
         CHECK(loss(q, c, h) == r.loss[std::size_t(t)]);
         attn::loss_and_gradient(q, c.X, c.Y, h, &g);
-        theta << q.W_q.reshaped(), q.W_k.reshaped(), q.w_v;
+        theta << q.W_Q.reshaped(), q.W_K.reshaped(), q.w_v;
         VectorXd grad(theta.size());
-        grad << g.W_q.reshaped(), g.W_k.reshaped(), g.w_v;
+        grad << g.W_Q.reshaped(), g.W_K.reshaped(), g.w_v;
         attn::adam_step(adam, state, theta, grad);
-        q.W_q = theta.head(9).reshaped(3, 3);
-        q.W_k = theta.segment(9, 9).reshaped(3, 3);
+        q.W_Q = theta.head(9).reshaped(3, 3);
+        q.W_K = theta.segment(9, 9).reshaped(3, 3);
         q.w_v = theta(18);
       }
       // Same arithmetic in the same order: the same numbers, bit for bit.
-      CHECK(q.W_q == r.parameters.W_q);
-      CHECK(q.W_k == r.parameters.W_k);
+      CHECK(q.W_Q == r.parameters.W_Q);
+      CHECK(q.W_K == r.parameters.W_K);
       CHECK(q.w_v == r.parameters.w_v);
     }
   }
@@ -446,7 +446,7 @@ TEST_SUITE("ch03") {
         attn::loss_and_gradient(c.p, c.X, VectorXd::Zero(5), Normalisation::softmax),
         Contains("Y has 5 entries"), std::invalid_argument);
     AttentionRegressor wrong = c.p;
-    wrong.W_k = MatrixXd::Zero(3, 2);
+    wrong.W_K = MatrixXd::Zero(3, 2);
     CHECK_THROWS_WITH_AS(attn::predict_training(wrong, c.X, c.Y, Normalisation::softmax),
                          Contains("must be 3x3"), std::invalid_argument);
     MatrixXd X_nan = c.X;

@@ -81,8 +81,8 @@ void typed(const ch04::UnitsProblem& p, std::string& text, harness::Results& res
   static_assert(std::is_same_v<decltype(L), const attn::Quantity<-1, 0>>);
   // [typed-ls]
   // [typed-attention]
-  const auto W_q = L, W_k = L;                           // projections carrying 1/A each
-  const auto M = W_q.transpose() * W_k;                  // A^-2, the unit (X^T X)^-1 has
+  const auto W_Q = L.transpose(), W_K = L.transpose();   // projections carrying 1/A each
+  const auto M = W_Q * W_K.transpose();                  // A^-2, the unit (X^T X)^-1 has
   const attn::Dimensionless S = Xq * M * X.transpose();  // scores: no unit
   const attn::Volts y_attn = attn::softmax_rows(S) * Y;  // softmax, then values in V
   // attn::softmax_rows(Xq * X.transpose()) does not compile: its scores carry A^2.
@@ -106,7 +106,7 @@ void typed(const ch04::UnitsProblem& p, std::string& text, harness::Results& res
        MatrixXd::Identity(p.X.cols(), p.X.cols()))
           .cwiseAbs()
           .maxCoeff());
-  say(text, "   W_q^T W_k = L^T L   : {}; scores {}; softmax(S) Y: {}\n",
+  say(text, "   W_Q W_K^T = L^T L   : {}; scores {}; softmax(S) Y: {}\n",
       unit_name<decltype(M)::ampere_exponent, decltype(M)::volt_exponent>(),
       unit_name<0, 0>(), unit_name<0, 1>());
   say(text, "   typed least squares vs plain Eigen: relative difference {:.1e}\n",

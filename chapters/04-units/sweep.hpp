@@ -68,11 +68,11 @@ struct Prediction {
 };
 
 // The fixed weights of each attention system, as numbers chosen once for amperes:
-//  id-attention:      W_q = I, W_k = (X^T X)^-1 of the data in A, w_v = 1, so that at
+//  id-attention:      W_Q = I, W_K = (X^T X)^-1 of the data in A, w_v = 1, so that at
 //                     c = 1 it predicts exactly like least squares (chapter 03);
-//  softmax attention: W_q = W_k = I / (sigma_x d^(1/4)), so that at c = 1 the scores
+//  softmax attention: W_Q = W_K = I / (sigma_x d^(1/4)), so that at c = 1 the scores
 //                     x_q^T x_j / (sigma_x^2 sqrt d) have standard deviation about 1;
-//  whitened:          W_q = W_k = sqrt(n / sqrt d) L, with L = whitening_map of the data
+//  whitened:          W_Q = W_K = sqrt(n / sqrt d) L^T, with L = whitening_map of the data
 //                     *in the current unit* (L carries 1/A): the scores
 //                     (n / sqrt d) x_q^T (X^T X)^-1 x_j are the same numbers in any unit.
 // [fixed-weights]
@@ -89,7 +89,7 @@ inline attn::AttentionRegressor fixed_weights(const UnitsProblem& p, double c, M
     case Method::whitened_attention: {
       const MatrixXd L =
           std::sqrt(double(n) / std::sqrt(double(d))) * attn::whitening_map(c * p.X);
-      return {L, L, 1.0};
+      return {L.transpose(), L.transpose(), 1.0};
     }
     case Method::least_squares:
       break;
@@ -114,7 +114,7 @@ inline Prediction predict_in_units(const UnitsProblem& p, double c, Method m) {
                                            : attn::Normalisation::softmax;
   out.y = attn::predict(w, X, p.Y, Xq, h);
   if (h == attn::Normalisation::softmax) {
-    const MatrixXd A = attn::softmax_rows(Xq * w.W_q.transpose() * w.W_k * X.transpose());
+    const MatrixXd A = attn::softmax_rows(Xq * w.W_Q * w.W_K.transpose() * X.transpose());
     double entropy = 0, max_weight = 0;
     for (Index i = 0; i < A.rows(); ++i) {
       entropy += attn::entropy(A.row(i).transpose());

@@ -75,11 +75,11 @@ TEST_SUITE("ch04") {
         const ch04::UnitsProblem p = ch04::units_problem(s.n, s.d, 9, rng);
         const attn::AttentionRegressor w =
             ch04::fixed_weights(p, 1.0, Method::softmax_attention);
-        const MatrixXd S = p.X_query * w.W_q.transpose() * w.W_k * p.X.transpose();
+        const MatrixXd S = p.X_query * w.W_Q * w.W_K.transpose() * p.X.transpose();
         for (const double c : {1e-2, 0.37, 2.0, 10.0}) {
           CAPTURE(c);
           const MatrixXd Xc = c * p.X, Xqc = c * p.X_query;
-          const MatrixXd Sc = Xqc * w.W_q.transpose() * w.W_k * Xc.transpose();
+          const MatrixXd Sc = Xqc * w.W_Q * w.W_K.transpose() * Xc.transpose();
           // Logits c^2 S: a few roundings of numbers of size |S|.
           CHECK((Sc - c * c * S).cwiseAbs().maxCoeff() <=
                 100 * eps * c * c * S.cwiseAbs().maxCoeff() * s.d);
@@ -108,7 +108,7 @@ TEST_SUITE("ch04") {
     CHECK(hot.entropy <= 1e-12);
     const attn::AttentionRegressor w =
         ch04::fixed_weights(p, 1.0, Method::softmax_attention);
-    const MatrixXd S = p.X_query * w.W_q.transpose() * w.W_k * p.X.transpose();
+    const MatrixXd S = p.X_query * w.W_Q * w.W_K.transpose() * p.X.transpose();
     for (Index i = 0; i < 30; ++i) {
       Index best = 0;
       S.row(i).maxCoeff(&best);

@@ -41,12 +41,12 @@ void check_problem(const char* who, const Eigen::Ref<const MatrixXd>& X,
                                     " rows");
   const Index d = X.cols();
   require(
-      p.W_q.rows() == d && p.W_q.cols() == d && p.W_k.rows() == d && p.W_k.cols() == d,
-      w + ": W_q is " + shape(p.W_q.rows(), p.W_q.cols()) + " and W_k is " +
-          shape(p.W_k.rows(), p.W_k.cols()) + "; both must be " + shape(d, d));
+      p.W_Q.rows() == d && p.W_Q.cols() == d && p.W_K.rows() == d && p.W_K.cols() == d,
+      w + ": W_Q is " + shape(p.W_Q.rows(), p.W_Q.cols()) + " and W_K is " +
+          shape(p.W_K.rows(), p.W_K.cols()) + "; both must be " + shape(d, d));
   require(X.allFinite() && Y.allFinite(), w + ": X or Y has a NaN or infinite entry");
-  require(p.W_q.allFinite() && p.W_k.allFinite() && std::isfinite(p.w_v),
-          w + ": a parameter (W_q, W_k or w_v) is NaN or infinite");
+  require(p.W_Q.allFinite() && p.W_K.allFinite() && std::isfinite(p.w_v),
+          w + ": a parameter (W_Q, W_K or w_v) is NaN or infinite");
 }
 
 // The training problem and the buffers one evaluation needs, allocated once per training
@@ -63,16 +63,16 @@ struct Problem {
       : X(X_), Y(Y_), XtY(X_.transpose() * Y_), yhat(X_.rows()) {}
 };
 
-// The loss at (W_q, W_k, w_v) and, if dW_q is not null, the gradient into
-// (*dW_q, *dW_k, *dw_v). The prediction is left in problem.yhat.
+// The loss at (W_Q, W_K, w_v) and, if dW_Q is not null, the gradient into
+// (*dW_Q, *dW_K, *dw_v). The prediction is left in problem.yhat.
 //
-// Notation: M = W_q^T W_k (d x d), b = X^T Y (d), G = dL/dyhat = (2/n)(yhat - Y) (n),
-// C = dL/dM (d x d). Since M = W_q^T W_k, dM = dW_q^T W_k + W_q^T dW_k, so
-//   dL = tr(C^T dM) = tr(W_k C^T dW_q^T) + tr(C^T W_q^T dW_k)
-//   =>  dL/dW_q = W_k C^T,   dL/dW_k = W_q C.
-double evaluate(const Eigen::Ref<const MatrixXd>& W_q,
-                const Eigen::Ref<const MatrixXd>& W_k, double w_v, Normalisation h,
-                Problem& problem, MatrixMap* dW_q, MatrixMap* dW_k, double* dw_v) {
+// Notation: M = W_Q W_K^T (d x d), b = X^T Y (d), G = dL/dyhat = (2/n)(yhat - Y) (n),
+// C = dL/dM (d x d). Since M = W_Q W_K^T, dM = dW_Q W_K^T + W_Q dW_K^T, so
+//   dL = tr(C^T dM) = tr(W_K^T C^T dW_Q) + tr(W_Q^T C dW_K)
+//   =>  dL/dW_Q = C W_K,   dL/dW_K = C^T W_Q.
+double evaluate(const Eigen::Ref<const MatrixXd>& W_Q,
+                const Eigen::Ref<const MatrixXd>& W_K, double w_v, Normalisation h,
+                Problem& problem, MatrixMap* dW_Q, MatrixMap* dW_K, double* dw_v) {
   const auto& X = problem.X;
   const auto& Y = problem.Y;
   const auto& b = problem.XtY;
@@ -80,30 +80,30 @@ double evaluate(const Eigen::Ref<const MatrixXd>& W_q,
   const double two_over_n = 2.0 / static_cast<double>(n);
   if (h == Normalisation::identity) {
     // [identity-forward]
-    // yhat = S Y w_v = X M X^T Y w_v = w_v X u with u = M b = W_q^T (W_k b):
+    // yhat = S Y w_v = X M X^T Y w_v = w_v X u with u = M b = W_Q (W_K^T b):
     // the n x n matrix S is never formed, and M is not formed either; O(nd + d^2).
-    const VectorXd kb = W_k * b;              // W_k b
-    const VectorXd u = W_q.transpose() * kb;  // M b  (w_v u = beta_eq)
+    const VectorXd kb = W_K.transpose() * b;  // W_K^T b
+    const VectorXd u = W_Q * kb;              // M b  (w_v u = beta_eq)
     problem.yhat.noalias() = w_v * (X * u);
     // [identity-forward]
     const double loss = (problem.yhat - Y).squaredNorm() / static_cast<double>(n);
-    if (dW_q) {
+    if (dW_Q) {
       // [identity-backward]
       // dyhat = dw_v X M b + w_v X dM b, so with G = (2/n)(yhat - Y) and g = X^T G:
       //   dL/dw_v = G^T X M b = g . u
       //   dL/dM   = w_v X^T G b^T = w_v g b^T            (rank one)
-      //   dL/dW_q = W_k C^T = w_v (W_k b) g^T,   dL/dW_k = W_q C = w_v (W_q g) b^T
+      //   dL/dW_Q = C W_K = w_v g (W_K^T b)^T,   dL/dW_K = C^T W_Q = w_v b (W_Q^T g)^T
       const VectorXd g = X.transpose() * (two_over_n * (problem.yhat - Y));
       *dw_v = g.dot(u);
-      dW_q->noalias() = (w_v * kb) * g.transpose();
-      dW_k->noalias() = (w_v * (W_q * g)) * b.transpose();
+      dW_Q->noalias() = g * (w_v * kb).transpose();
+      dW_K->noalias() = b * (w_v * (W_Q.transpose() * g)).transpose();
       // [identity-backward]
     }
     return loss;
   }
 
   // Softmax. Eigen stores columns contiguously, so we hold T = S^T: column i of T is row i
-  // of S, the scores of query i. S^T = X M^T X^T = P X^T with P = X W_k^T W_q.
+  // of S, the scores of query i. S^T = X M^T X^T = P X^T with P = X W_K W_Q^T.
   // The queries go in blocks of `block` columns, so that the block of T (n x block) stays
   // in the processor's cache from the product that makes it, through the softmax and its
   // backward pass, to the product that consumes it; the n x n matrix is never stored.
@@ -113,7 +113,7 @@ double evaluate(const Eigen::Ref<const MatrixXd>& W_q,
   const Index block = std::min<Index>(n, 64);
   problem.P.resize(n, d);
   problem.T.resize(n, block);
-  problem.P.noalias() = X * (W_k.transpose() * W_q);
+  problem.P.noalias() = X * (W_K * W_Q.transpose());
   MatrixXd C = MatrixXd::Zero(d, d), EX(block, d);
   double loss = 0.0, dL_dw_v = 0.0;
   for (Index i0 = 0; i0 < n; i0 += block) {
@@ -143,7 +143,7 @@ double evaluate(const Eigen::Ref<const MatrixXd>& W_q,
       problem.yhat(i) = w_v * z;
       const double r = problem.yhat(i) - Y(i);
       loss += r * r;
-      if (dW_q) {
+      if (dW_Q) {
         // Backward through row i. yhat_i = w_v sum_j A_ij Y_j gives
         // dL/dA_ij = w_v G_i Y_j, and the softmax Jacobian,
         // dL/dS_ij = A_ij (dL/dA_ij - sum_k A_ik dL/dA_ik), gives
@@ -155,7 +155,7 @@ double evaluate(const Eigen::Ref<const MatrixXd>& W_q,
       }
     }
     // [softmax-row]
-    if (dW_q) {
+    if (dW_Q) {
       // [softmax-backward]
       // S = X M X^T, so dS = X dM X^T and dL/dM = C = X^T E X, the sum over the
       // blocks of X_blk^T (E_blk X); E_blk holds the block's rows of E (T's columns).
@@ -164,20 +164,20 @@ double evaluate(const Eigen::Ref<const MatrixXd>& W_q,
       // [softmax-backward]
     }
   }
-  if (dW_q) {
-    dW_q->noalias() = W_k * C.transpose();
-    dW_k->noalias() = W_q * C;
+  if (dW_Q) {
+    dW_Q->noalias() = C * W_K;
+    dW_K->noalias() = C.transpose() * W_Q;
     *dw_v = dL_dw_v;
   }
   return loss / static_cast<double>(n);
 }
 
-// The parameters packed into one vector, theta = [vec W_q; vec W_k; w_v], for Adam.
+// The parameters packed into one vector, theta = [vec W_Q; vec W_K; w_v], for Adam.
 VectorXd pack(const AttentionRegressor& p) {
-  const Index d2 = p.W_q.size();
+  const Index d2 = p.W_Q.size();
   VectorXd theta(2 * d2 + 1);
-  theta.head(d2) = p.W_q.reshaped();
-  theta.segment(d2, d2) = p.W_k.reshaped();
+  theta.head(d2) = p.W_Q.reshaped();
+  theta.segment(d2, d2) = p.W_K.reshaped();
   theta(2 * d2) = p.w_v;
   return theta;
 }
@@ -212,7 +212,7 @@ Eigen::MatrixXd attention_matrix(const AttentionRegressor& p,
                                  const Eigen::Ref<const Eigen::MatrixXd>& X,
                                  Normalisation h) {
   check_problem("attention_matrix", X, VectorXd::Zero(X.rows()), p);
-  const MatrixXd S = X * (p.W_q.transpose() * p.W_k) * X.transpose();
+  const MatrixXd S = X * (p.W_Q * p.W_K.transpose()) * X.transpose();
   return h == Normalisation::identity ? S : softmax_rows(S);
 }
 
@@ -227,8 +227,8 @@ Eigen::VectorXd predict(const AttentionRegressor& p,
               " and must have " + std::to_string(X.cols()) +
               " columns and finite entries");
   if (h == Normalisation::identity)
-    return p.w_v * (X_query * (p.W_q.transpose() * (p.W_k * (X.transpose() * Y))));
-  const MatrixXd S = (X_query * (p.W_q.transpose() * p.W_k)) * X.transpose();
+    return p.w_v * (X_query * (p.W_Q * (p.W_K.transpose() * (X.transpose() * Y))));
+  const MatrixXd S = (X_query * (p.W_Q * p.W_K.transpose())) * X.transpose();
   return p.w_v * (softmax_rows(S) * Y);
 }
 
@@ -238,7 +238,7 @@ Eigen::VectorXd predict_training(const AttentionRegressor& p,
                                  Normalisation h) {
   check_problem("predict_training", X, Y, p);
   Problem problem(X, Y);
-  evaluate(p.W_q, p.W_k, p.w_v, h, problem, nullptr, nullptr, nullptr);
+  evaluate(p.W_Q, p.W_K, p.w_v, h, problem, nullptr, nullptr, nullptr);
   return problem.yhat;
 }
 
@@ -249,19 +249,19 @@ double loss_and_gradient(const AttentionRegressor& p,
   check_problem("loss_and_gradient", X, Y, p);
   Problem problem(X, Y);
   if (!gradient)
-    return evaluate(p.W_q, p.W_k, p.w_v, h, problem, nullptr, nullptr, nullptr);
+    return evaluate(p.W_Q, p.W_K, p.w_v, h, problem, nullptr, nullptr, nullptr);
   const Index d = X.cols();
-  gradient->W_q.resize(d, d);
-  gradient->W_k.resize(d, d);
-  MatrixMap dW_q(gradient->W_q.data(), d, d), dW_k(gradient->W_k.data(), d, d);
-  return evaluate(p.W_q, p.W_k, p.w_v, h, problem, &dW_q, &dW_k, &gradient->w_v);
+  gradient->W_Q.resize(d, d);
+  gradient->W_K.resize(d, d);
+  MatrixMap dW_Q(gradient->W_Q.data(), d, d), dW_K(gradient->W_K.data(), d, d);
+  return evaluate(p.W_Q, p.W_K, p.w_v, h, problem, &dW_Q, &dW_K, &gradient->w_v);
 }
 
 Eigen::VectorXd equivalent_beta(const AttentionRegressor& p,
                                 const Eigen::Ref<const Eigen::MatrixXd>& X,
                                 const Eigen::Ref<const Eigen::VectorXd>& Y) {
   check_problem("equivalent_beta", X, Y, p);
-  return p.w_v * (p.W_q.transpose() * (p.W_k * (X.transpose() * Y)));
+  return p.w_v * (p.W_Q * (p.W_K.transpose() * (X.transpose() * Y)));
 }
 
 void validate(const Adam& adam) {
@@ -315,15 +315,15 @@ TrainingResult train(const Eigen::Ref<const Eigen::MatrixXd>& X,
   const Index d = X.cols(), d2 = d * d;
   Problem problem(X, Y);
   VectorXd theta = pack(initial), grad(theta.size());
-  MatrixMap dW_q(grad.data(), d, d), dW_k(grad.data() + d2, d, d);
+  MatrixMap dW_Q(grad.data(), d, d), dW_K(grad.data() + d2, d, d);
   AdamState state;
   TrainingResult result;
   result.loss.reserve(static_cast<std::size_t>(iterations) + 1);
   for (int it = 0; it <= iterations; ++it) {
-    const ConstMatrixMap W_q(theta.data(), d, d), W_k(theta.data() + d2, d, d);
+    const ConstMatrixMap W_Q(theta.data(), d, d), W_K(theta.data() + d2, d, d);
     const bool last = it == iterations;
-    result.loss.push_back(evaluate(W_q, W_k, theta(2 * d2), h, problem,
-                                   last ? nullptr : &dW_q, &dW_k, &grad(2 * d2)));
+    result.loss.push_back(evaluate(W_Q, W_K, theta(2 * d2), h, problem,
+                                   last ? nullptr : &dW_Q, &dW_K, &grad(2 * d2)));
     if (!std::isfinite(result.loss.back()))
       throw std::runtime_error("train: the loss became " +
                                std::to_string(result.loss.back()) + " at iteration " +
@@ -342,8 +342,10 @@ AttentionRegressor random_regressor(Eigen::Index d, Rng& rng, double feature_sca
           "random_regressor: feature_scale must be positive and finite");
   const double s = 1.0 / (feature_scale * std::pow(static_cast<double>(d), 0.75));
   AttentionRegressor p;
-  p.W_q = random_normal(d, d, rng, s);
-  p.W_k = random_normal(d, d, rng, s);
+  // W_Q^T, then W_K^T (the source's W_q, W_k) are drawn: the seeded results follow this
+  // order of draws.
+  p.W_Q = random_normal(d, d, rng, s).transpose();
+  p.W_K = random_normal(d, d, rng, s).transpose();
   p.w_v = 0.0;
   return p;
 }

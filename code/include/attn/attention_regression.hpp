@@ -5,20 +5,20 @@
 /// The training data are \f$ X \in \mathbb{R}^{n \times d} \f$ (tokens are rows
 /// \f$ x_i^\top \f$) and \f$ Y \in \mathbb{R}^n \f$. Every training row attends to all
 /// rows, with keys \f$ X \f$ and values \f$ Y \f$:
-/// \f[ \hat y = h(S)\,Y\,w_v, \qquad S = X W_q^\top W_k X^\top, \qquad
-///     S_{ij} = (W_q x_i)^\top (W_k x_j), \f]
-/// with \f$ W_q, W_k \in \mathbb{R}^{d \times d} \f$, a scalar \f$ w_v \f$ and \f$ h \f$
+/// \f[ \hat y = h(S)\,Y\,w_v, \qquad S = QK^\top = X W_Q W_K^\top X^\top, \qquad
+///     S_{ij} = (x_i^\top W_Q) \cdot (x_j^\top W_K), \f]
+/// with \f$ Q = XW_Q \f$, \f$ K = XW_K \f$ as in AttentionParams,
+/// \f$ W_Q, W_K \in \mathbb{R}^{d \times d} \f$, a scalar \f$ w_v \f$ and \f$ h \f$
 /// either the identity or the row-wise softmax.
 ///
-/// **Notation.** \f$ W_q, W_k \f$ are the least-squares paper's projections, which chapters
-/// 03 and 04 keep (see the notation page): they act on column vectors, \f$ q = W_q x \f$,
-/// so in the book's row notation of AttentionParams (\f$ Q = XW_Q \f$) they are
-/// \f$ W_Q = W_q^\top \f$ and \f$ W_K = W_k^\top \f$, and \f$ S = X W_Q W_K^\top X^\top \f$. As in the source there is no
-/// \f$ 1/\sqrt d \f$ scale (it would only rescale \f$ W_q^\top W_k \f$). The loss is the
+/// **Notation.** The book's row notation throughout. The least-squares paper writes
+/// projections acting on column vectors, \f$ q = W_q x \f$: its \f$ W_q, W_k \f$ are
+/// \f$ W_Q^\top, W_K^\top \f$ here (see the notation page). As in the source there is no
+/// \f$ 1/\sqrt d \f$ scale (it would only rescale \f$ W_Q W_K^\top \f$). The loss is the
 /// mean squared error \f$ L = \frac1n \lVert \hat y - Y \rVert^2 \f$, minimised by Adam.
 ///
 /// With \f$ h = \mathrm{id} \f$ the prediction is linear in the query,
-/// \f$ \hat y = X \beta_{eq} \f$ with \f$ \beta_{eq} = w_v W_q^\top W_k X^\top Y \f$, so
+/// \f$ \hat y = X \beta_{eq} \f$ with \f$ \beta_{eq} = w_v W_Q W_K^\top X^\top Y \f$, so
 /// the best attainable loss is the least-squares residual loss and training should drive
 /// \f$ \beta_{eq} \f$ to \f$ \beta_{LS} \f$.
 
@@ -33,15 +33,13 @@
 
 namespace attn {
 
-/// \brief Parameters of the attention regressor, in the least-squares paper's notation
-/// (projections act on column vectors; see the file's notes).
+/// \brief Parameters of the attention regressor, in the book's notation: the projections
+/// act from the right on the rows of \f$ X \f$, as in AttentionParams.
 struct AttentionRegressor {
-  /// \f$ d \times d \f$, query projection acting on a column: \f$ q_i = W_q x_i \f$
-  /// (\f$ W_q = W_Q^\top \f$ of AttentionParams)
-  Eigen::MatrixXd W_q;
-  /// \f$ d \times d \f$, key projection acting on a column: \f$ k_j = W_k x_j \f$
-  /// (\f$ W_k = W_K^\top \f$)
-  Eigen::MatrixXd W_k;
+  /// \f$ d \times d \f$, query projection: \f$ Q = XW_Q \f$ (the paper's \f$ W_q^\top \f$)
+  Eigen::MatrixXd W_Q;
+  /// \f$ d \times d \f$, key projection: \f$ K = XW_K \f$ (the paper's \f$ W_k^\top \f$)
+  Eigen::MatrixXd W_K;
   double w_v = 1.0;  ///< the scalar value projection
 };
 
@@ -55,7 +53,7 @@ Eigen::MatrixXd attention_matrix(const AttentionRegressor& p,
                                  Normalisation h);
 
 /// \brief Prediction for new queries (rows of `X_query`) from the keys `X` and values
-/// `Y`: \f$ \hat y = h(X_{query} W_q^\top W_k X^\top)\,Y\,w_v \f$ (softmax through
+/// `Y`: \f$ \hat y = h(X_{query} W_Q W_K^\top X^\top)\,Y\,w_v \f$ (softmax through
 /// softmax_rows()). For held-out losses; \f$ O(mnd) \f$ for \f$ m \f$ queries.
 /// \throws std::invalid_argument on mismatched shapes or non-finite entries.
 Eigen::VectorXd predict(const AttentionRegressor& p,
@@ -66,7 +64,7 @@ Eigen::VectorXd predict(const AttentionRegressor& p,
 
 /// \brief Prediction on the training rows, \f$ \hat y = h(S)\,Y\,w_v \f$.
 ///
-/// Identity: computed as \f$ \hat y = w_v\,X\,(W_q^\top (W_k (X^\top Y))) \f$ in
+/// Identity: computed as \f$ \hat y = w_v\,X\,(W_Q (W_K^\top (X^\top Y))) \f$ in
 /// \f$ O(nd + d^2) \f$ without forming \f$ S \f$. Softmax: \f$ O(n^2 d) \f$, in blocks of
 /// 64 queries, so that \f$ S \f$ is never stored whole.
 /// \throws std::invalid_argument on mismatched shapes or non-finite entries.
@@ -76,14 +74,14 @@ Eigen::VectorXd predict_training(const AttentionRegressor& p,
                                  Normalisation h);
 
 /// \brief The loss \f$ L = \frac1n \lVert \hat y - Y \rVert^2 \f$ and, if `gradient` is
-/// not null, its gradient with respect to \f$ W_q, W_k, w_v \f$ (written into `*gradient`,
+/// not null, its gradient with respect to \f$ W_Q, W_K, w_v \f$ (written into `*gradient`,
 /// which is resized).
 ///
 /// With \f$ G = \partial L/\partial \hat y = \frac2n(\hat y - Y) \f$ and
-/// \f$ C = \partial L/\partial (W_q^\top W_k) \f$:
-/// \f$ \partial L/\partial W_q = W_k C^\top \f$, \f$ \partial L/\partial W_k = W_q C \f$.
+/// \f$ C = \partial L/\partial (W_Q W_K^\top) \f$:
+/// \f$ \partial L/\partial W_Q = C W_K \f$, \f$ \partial L/\partial W_K = C^\top W_Q \f$.
 /// Identity: \f$ C = w_v X^\top G\,(X^\top Y)^\top \f$,
-/// \f$ \partial L/\partial w_v = G^\top X W_q^\top W_k X^\top Y \f$.
+/// \f$ \partial L/\partial w_v = G^\top X W_Q W_K^\top X^\top Y \f$.
 /// Softmax, \f$ A = h(S) \f$, \f$ z = AY \f$:
 /// \f$ (\partial L/\partial S)_{ij} = w_v G_i A_{ij} (Y_j - z_i) \f$,
 /// \f$ C = X^\top (\partial L/\partial S) X \f$, \f$ \partial L/\partial w_v = G^\top z \f$.
@@ -94,7 +92,7 @@ double loss_and_gradient(const AttentionRegressor& p,
                          AttentionRegressor* gradient = nullptr);
 
 /// \brief The equivalent least-squares parameter of the identity system,
-/// \f$ \beta_{eq} = w_v W_q^\top W_k X^\top Y \f$: then \f$ \hat y = X \beta_{eq} \f$.
+/// \f$ \beta_{eq} = w_v W_Q W_K^\top X^\top Y \f$: then \f$ \hat y = X \beta_{eq} \f$.
 Eigen::VectorXd equivalent_beta(const AttentionRegressor& p,
                                 const Eigen::Ref<const Eigen::MatrixXd>& X,
                                 const Eigen::Ref<const Eigen::VectorXd>& Y);
@@ -122,7 +120,7 @@ struct Adam {
 /// Why the decay: Adam moves every coordinate by about \f$ \eta_t \f$ per step however
 /// small the gradient, once \f$ v_t \f$ has forgotten the large early gradients (after
 /// \f$ \sim 1/(1-\beta_2) \f$ steps). At the identity system's optimum the entries of
-/// \f$ W_q, W_k \f$ are small (mean magnitude \f$ \approx 3 \cdot 10^{-2} \f$ at
+/// \f$ W_Q, W_K \f$ are small (mean magnitude \f$ \approx 3 \cdot 10^{-2} \f$ at
 /// \f$ d = 10 \f$, \f$ 5 \cdot 10^{-3} \f$ at \f$ d = 100 \f$), so a constant
 /// \f$ \eta = 10^{-3} \f$ ends in oscillations and loss spikes: in 300 runs per size it left
 /// 4 runs at \f$ (n, d) = (100, 10) \f$, 60 at (1000, 10) and 131 at (1000, 100) above error
@@ -170,19 +168,19 @@ TrainingResult train(const Eigen::Ref<const Eigen::MatrixXd>& X,
 /// source's experiment: \f$ 20/\sqrt{12} = 10/\sqrt3 \f$.
 inline constexpr double experiment_feature_scale = 5.773502691896258;
 
-/// \brief Random initial projections: \f$ W_q, W_k \f$ with i.i.d.
+/// \brief Random initial projections: \f$ W_Q, W_K \f$ with i.i.d.
 /// \f$ \mathcal{N}(0, s^2) \f$ entries, \f$ s = 1/(\sigma_x d^{3/4}) \f$; \f$ w_v = 0 \f$
 /// (set it with initial_value_weight(), as run_experiment() does).
 ///
 /// For features with standard deviation \f$ \sigma_x \f$ (`feature_scale`), a score
-/// \f$ S_{ij} = \sum_{a} (W_q x_i)_a (W_k x_j)_a \f$ sums \f$ d \f$ products of two entries
+/// \f$ S_{ij} = \sum_{a} (x_i^\top W_Q)_a (x_j^\top W_K)_a \f$ sums \f$ d \f$ products of two entries
 /// of standard deviation \f$ s\sigma_x\sqrt d \f$, so its standard deviation is
 /// \f$ s^2\sigma_x^2 d^{3/2} = 1 \f$: the softmax starts neither uniform nor saturated,
 /// whatever the data's units or \f$ d \f$.
 AttentionRegressor random_regressor(Eigen::Index d, Rng& rng,
                                     double feature_scale = experiment_feature_scale);
 
-/// \brief The value weight that minimises the loss for the given \f$ W_q, W_k \f$:
+/// \brief The value weight that minimises the loss for the given \f$ W_Q, W_K \f$:
 /// with \f$ u = h(S)\,Y \f$, \f$ \frac1n\lVert w u - Y \rVert^2 \f$ is least at
 /// \f$ w = u^\top Y / u^\top u \f$ (0 if \f$ u = 0 \f$); `p.w_v` is ignored.
 double best_value_weight(const AttentionRegressor& p,
@@ -256,14 +254,14 @@ struct RunResult {
   double test_loss = 0;
   double ls_test_loss = 0;  ///< held-out loss of \f$ \beta_{LS} \f$ on the same rows
   double seconds = 0;  ///< wall time of the training (not reproducible, unlike the rest)
-  AttentionRegressor parameters;  ///< \f$ W_q, W_k, w_v \f$ after training
+  AttentionRegressor parameters;  ///< \f$ W_Q, W_K, w_v \f$ after training
 };
 
 /// \brief The seeds of run `run`: `stream` 0 draws the data, 1 the initial parameters, 2
 /// the held-out rows.
 /// A fixed function (SplitMix64) of its arguments, so a run does not depend on the order
 /// or the thread it runs in, and both normalisations see the same data and the same
-/// initial \f$ W_q, W_k \f$.
+/// initial \f$ W_Q, W_K \f$.
 std::uint64_t run_seed(std::uint64_t base_seed, int run, int stream);
 
 /// \brief Runs one configuration: each run draws its own data (regression_data()) and
