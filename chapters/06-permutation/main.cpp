@@ -6,27 +6,30 @@
 // causal mask, per-position parameters). Then measures what each bias does to the output,
 // with and without softmax, and draws an attention pattern before and after permuting the
 // tokens. Writes output.txt (this summary), results.json, and the CSV + SVG of each figure.
+//
+// The sections run in the order of the output, which is not quite the chapter's (its
+// section 1 is the pattern, drawn last here): all four draw from one random stream, and
+// results.json must stay the same for the same seed.
 
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/attention.hpp"
-#include "harness/cli.hpp"
-#include "harness/output.hpp"
 #include "attn/random.hpp"
 #include "attn/transformer_block.hpp"
+#include "harness/cli.hpp"
+#include "harness/output.hpp"
 #include "setup.hpp"
 
 namespace {
 
-using harness::say;
-
+using attn::AttentionParams;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
@@ -51,20 +54,26 @@ struct Variant {
   attn::TokenMap f;
 };
 
+// `p` with one of its biases (b_Q, b_K or b_V) taken from `from`.
+using Bias = VectorXd AttentionParams::*;
+AttentionParams with_bias(AttentionParams p, const AttentionParams& from, Bias bias) {
+  p.*bias = from.*bias;
+  return p;
+}
+
 // ------------------------------------------------------------------------------------
-// 1. Symmetry residuals of every variant, over --perms random permutations.
-// Returns the number of variants (bars of the figure).
-std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-                      std::string& text, harness::Results& results) {
+// 1. Symmetry residuals of every variant, over --perms random permutations (chapter
+// sections 1, 2, 5, 6 and 7; Figure 6.2).
+void symmetry_residuals(const Options& o, attn::Rng& rng,
+                        const std::filesystem::path& out, harness::Report& r) {
   const Index n = o.n, d = o.d, heads = o.heads, d_ff = o.d_ff;
   const MatrixXd X = attn::random_normal(n, d, rng);
   const MatrixXd Z = attn::random_normal(n + 3, d, rng);  // a second sequence
-  const attn::AttentionParams plain = ch06::random_attention(d, d, d, false, rng);
-  const attn::AttentionParams biased = ch06::random_attention(d, d, d, true, rng);
-  attn::AttentionParams only_bQ = plain, only_bK = plain, only_bV = plain;
-  only_bQ.b_Q = biased.b_Q;
-  only_bK.b_K = biased.b_K;
-  only_bV.b_V = biased.b_V;
+  const AttentionParams plain = ch06::random_attention(d, d, d, false, rng);
+  const AttentionParams biased = ch06::random_attention(d, d, d, true, rng);
+  const AttentionParams only_bQ = with_bias(plain, biased, &AttentionParams::b_Q),
+                        only_bK = with_bias(plain, biased, &AttentionParams::b_K),
+                        only_bV = with_bias(plain, biased, &AttentionParams::b_V);
   using P = attn::NormPlacement;
   const attn::BlockParams post = ch06::random_block(d, heads, d_ff, rng, P::post);
   const attn::BlockParams pre = ch06::random_block(d, heads, d_ff, rng, P::pre);
@@ -75,7 +84,7 @@ std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::p
   const MatrixXd E = attn::sinusoidal_encoding(n, d);
   const MatrixXd Qx = X * plain.W_Q, Vz = Z * plain.W_V;  // fixed queries and values
 
-  const auto self = [](const attn::AttentionParams& p, attn::Normalisation h) {
+  const auto self = [](const AttentionParams& p, attn::Normalisation h) {
     return [&p, h](const MatrixXd& Y) { return attn::cross_attention(Y, Y, p, h); };
   };
   const auto block = [](const attn::BlockParams& b, attn::Masking m) {
@@ -124,20 +133,21 @@ std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::p
   };
   // [variants]
 
-  say(text, "1. Symmetry residuals, max and min over {} random permutations\n", o.perms);
-  say(text, "   n = {} tokens, d = {}, {} heads, d_ff = {}; second sequence: {} tokens\n",
-      n, d, heads, d_ff, n + 3);
-  say(text,
+  r.say("1. Symmetry residuals, max and min over {} random permutations\n", o.perms);
+  r.say("   n = {} tokens, d = {}, {} heads, d_ff = {}; second sequence: {} tokens\n", n,
+        d, heads, d_ff, n + 3);
+  r.say(
       "   residual = max|f(PX) - P f(X)| / max|f(X)|   (inv.: max|f(PX) - f(X)| / "
       "...)\n");
-  say(text, "   {:<38} {:>10} {:>10}  {}\n", "variant", "max", "min", "claim");
+  r.say("   {:<38} {:>10} {:>10}  {}\n", "variant", "max", "min", "claim");
   std::vector<std::vector<harness::CsvCell>> rows;
   double worst_symmetric = 0, weakest_broken = std::numeric_limits<double>::infinity();
-  int k = 0;
-  for (const auto& v : variants) {
-    harness::progress(fmt::format("variant {} of {}: {}", k + 1, variants.size(), v.label));
+  for (std::size_t k = 0; k < variants.size(); ++k) {
+    const Variant& v = variants[k];
+    harness::progress(
+        fmt::format("variant {} of {}: {}", k + 1, variants.size(), v.label));
     double lo = std::numeric_limits<double>::infinity(), hi = 0;
-    for (long r = 0; r < o.perms; ++r) {
+    for (long i = 0; i < o.perms; ++i) {
       // [residual]
       const attn::Permutation perm = ch06::moving_permutation(v.input.rows(), rng);
       const double res = v.invariance ? attn::invariance_residual(v.f, v.input, perm)
@@ -150,111 +160,115 @@ std::size_t residuals(const Options& o, attn::Rng& rng, const std::filesystem::p
       worst_symmetric = std::max(worst_symmetric, hi);
     else
       weakest_broken = std::min(weakest_broken, lo);
-    say(text, "   {:<38} {:>10.2e} {:>10.2e}  {}\n", v.label, hi, lo,
-        v.symmetric ? (v.invariance ? "invariant" : "equivariant") : "broken");
-    results["residual_max_" + v.key] = hi;
-    results["residual_min_" + v.key] = lo;
-    rows.push_back({static_cast<double>(k), v.label, hi, lo, v.symmetric ? 1.0 : 0.0});
-    ++k;
+    r.put("residual_max_" + v.key, hi);
+    r.put("residual_min_" + v.key, lo);
+    r.say("   {:<38} {:>10.2e} {:>10.2e}  {}\n", v.label, hi, lo,
+          v.symmetric ? (v.invariance ? "invariant" : "equivariant") : "broken");
+    rows.push_back({double(k), v.label, hi, lo, v.symmetric ? 1.0 : 0.0});
   }
   harness::progress("");
-  say(text, "   largest residual of a symmetric variant: {:.2e} (eps = {:.1e})\n",
-      worst_symmetric, std::numeric_limits<double>::epsilon());
-  say(text, "   smallest residual of a broken variant:   {:.2e}\n\n", weakest_broken);
-  results["worst_symmetric_residual"] = worst_symmetric;
-  results["weakest_broken_residual"] = weakest_broken;
+  const double eps = std::numeric_limits<double>::epsilon();
+  r.say("   largest residual of a symmetric variant: {:.2e} (eps = {:.1e})\n",
+        r.put("worst_symmetric_residual", worst_symmetric), eps);
+  r.say("   smallest residual of a broken variant:   {:.2e}\n\n",
+        r.put("weakest_broken_residual", weakest_broken));
   // The gap between the two groups: the largest symmetric residual over the smallest broken one.
-  results["symmetric_over_broken"] = worst_symmetric / weakest_broken;
+  r.put("symmetric_over_broken", worst_symmetric / weakest_broken);
   // The three arrangements of a whole block, together.
-  results["worst_block_residual"] =
-      std::max({results.number("residual_max_block_post_ln"),
-                results.number("residual_max_block_pre_ln"),
-                results.number("residual_max_block_source_ln")});
+  r.put("worst_block_residual",
+        std::max({r.results.number("residual_max_block_post_ln"),
+                  r.results.number("residual_max_block_pre_ln"),
+                  r.results.number("residual_max_block_source_ln")}));
   harness::write_csv(out / "06-symmetry-residuals.csv",
-                  {"index", "variant", "residual_max", "residual_min", "symmetric"},
-                  rows);
-  return variants.size();
+                     {"index", "variant", "residual_max", "residual_min", "symmetric"},
+                     rows);
+  harness::render_figure(out, "06-symmetry-residuals", "",
+                         fmt::format("eps={:.17g}; nvar={}", eps, variants.size()));
 }
 
 // ------------------------------------------------------------------------------------
-// 2. What each bias does to the output, with softmax weights and with h = id.
-void bias_effects(const Options& o, attn::Rng& rng, std::string& text, harness::Results& results) {
+// 2. What each bias does to the output, with softmax weights and with h = id (chapter
+// sections 3 and 4).
+void bias_effects(const Options& o, attn::Rng& rng, harness::Report& r) {
   const Index n = o.n, d = o.d;
   const MatrixXd X = attn::random_normal(n, d, rng);
-  const attn::AttentionParams p0 = ch06::random_attention(d, d, d, false, rng);
-  const attn::AttentionParams pb = ch06::random_attention(d, d, d, true, rng);
-  const VectorXd ones = VectorXd::Ones(n);
-  say(text,
-      "2. Adding one bias at a time (self-attention, n = {}, d = {}); max |change|\n", n,
-      d);
-  say(text, "   {:<14} {:>12} {:>12}\n", "bias", "softmax", "h = id");
-  for (const char* which : {"b_Q", "b_K", "b_V"}) {
-    attn::AttentionParams p = p0;
-    const std::string w = which;
-    if (w == "b_Q") p.b_Q = pb.b_Q;
-    if (w == "b_K") p.b_K = pb.b_K;
-    if (w == "b_V") p.b_V = pb.b_V;
-    double change[2];
-    int i = 0;
-    for (const auto h : {attn::Normalisation::softmax, attn::Normalisation::identity}) {
-      const MatrixXd before = attn::cross_attention(X, X, p0, h);
-      const MatrixXd after = attn::cross_attention(X, X, p, h);
-      change[i++] = (after - before).lpNorm<Eigen::Infinity>();
-    }
-    say(text, "   {:<14} {:>12.3e} {:>12.3e}\n", w, change[0], change[1]);
-    results["bias_change_softmax_" + w] = change[0];
-    results["bias_change_identity_" + w] = change[1];
+  const AttentionParams p0 = ch06::random_attention(d, d, d, false, rng);
+  const AttentionParams pb = ch06::random_attention(d, d, d, true, rng);
+  // How the output moves when p0 becomes p, with weights h.
+  const auto shift = [&](const AttentionParams& p, attn::Normalisation h) -> MatrixXd {
+    return attn::cross_attention(X, X, p, h) - attn::cross_attention(X, X, p0, h);
+  };
+  const auto softmax = attn::Normalisation::softmax,
+             identity = attn::Normalisation::identity;
+
+  r.say("2. Adding one bias at a time (self-attention, n = {}, d = {}); max |change|\n",
+        n, d);
+  r.say("   {:<14} {:>12} {:>12}\n", "bias", "softmax", "h = id");
+  for (const auto& [name, bias] :
+       {std::pair{"b_Q", &AttentionParams::b_Q}, std::pair{"b_K", &AttentionParams::b_K},
+        std::pair{"b_V", &AttentionParams::b_V}}) {
+    const AttentionParams p = with_bias(p0, pb, bias);
+    const std::string w = name;
+    const double soft =
+        r.put("bias_change_softmax_" + w, shift(p, softmax).lpNorm<Eigen::Infinity>());
+    const double id =
+        r.put("bias_change_identity_" + w, shift(p, identity).lpNorm<Eigen::Infinity>());
+    r.say("   {:<14} {:>12.3e} {:>12.3e}\n", w, soft, id);
   }
   // The value bias, exactly: + b_V with softmax; + (S 1) b_V^T with h = id.
-  attn::AttentionParams p = p0;
-  p.b_V = pb.b_V;
-  const MatrixXd soft_shift =
-      attn::cross_attention(X, X, p) - attn::cross_attention(X, X, p0);
-  const MatrixXd id_shift = attn::cross_attention(X, X, p, attn::Normalisation::identity) -
-                            attn::cross_attention(X, X, p0, attn::Normalisation::identity);
-  const MatrixXd S =
-      (X * p0.W_Q) * (X * p0.W_K).transpose() / std::sqrt(static_cast<double>(d));
+  const AttentionParams with_bV = with_bias(p0, pb, &AttentionParams::b_V);
+  const MatrixXd soft_shift = shift(with_bV, softmax),
+                 id_shift = shift(with_bV, identity);
+  const MatrixXd S = (X * p0.W_Q) * (X * p0.W_K).transpose() / std::sqrt(double(d));
   const VectorXd row_sums = S.rowwise().sum();
-  const double soft_res = (soft_shift - ones * p.b_V.transpose()).lpNorm<Eigen::Infinity>();
-  const double id_res = (id_shift - row_sums * p.b_V.transpose()).lpNorm<Eigen::Infinity>();
-  const double id_vs_bV = (id_shift - ones * p.b_V.transpose()).lpNorm<Eigen::Infinity>();
-  say(text, "   softmax: max |change - 1 b_V^T|       = {:.2e}  (rows of A sum to 1)\n",
-      soft_res);
-  say(text, "   h = id:  max |change - (S 1) b_V^T|   = {:.2e}\n", id_res);
-  say(text,
+  const MatrixXd plain_shift = VectorXd::Ones(n) * pb.b_V.transpose();
+  r.say("   softmax: max |change - 1 b_V^T|       = {:.2e}  (rows of A sum to 1)\n",
+        r.put("value_bias_softmax_shift_residual",
+              (soft_shift - plain_shift).lpNorm<Eigen::Infinity>()));
+  r.say("   h = id:  max |change - (S 1) b_V^T|   = {:.2e}\n",
+        r.put("value_bias_identity_rowsum_residual",
+              (id_shift - row_sums * pb.b_V.transpose()).lpNorm<Eigen::Infinity>()));
+  const double id_vs_plain = r.put("value_bias_identity_vs_plain_shift",
+                                   (id_shift - plain_shift).lpNorm<Eigen::Infinity>());
+  const double lo = r.put("identity_row_sum_min", row_sums.minCoeff());
+  const double hi = r.put("identity_row_sum_max", row_sums.maxCoeff());
+  r.say(
       "            max |change - 1 b_V^T|       = {:.2e}  (row sums of S: {:.2f} .. "
       "{:.2f})\n\n",
-      id_vs_bV, row_sums.minCoeff(), row_sums.maxCoeff());
-  results["value_bias_softmax_shift_residual"] = soft_res;
-  results["value_bias_identity_rowsum_residual"] = id_res;
-  results["value_bias_identity_vs_plain_shift"] = id_vs_bV;
-  results["identity_row_sum_min"] = row_sums.minCoeff();
-  results["identity_row_sum_max"] = row_sums.maxCoeff();
-
-  // LayerNorm and token-axis normalisation against a bias added to every token.
-  const MatrixXd Y = attn::random_normal(n, d, rng);
-  const VectorXd b = ch06::vec(d, rng, 1.0);
-  const MatrixXd Yb = Y + ones * b.transpose();
-  const MatrixXd Yc = Y.array() + b.mean();  // the part of b along 1_d only
-  const double ln_b = (attn::layer_norm(Yb, {}, {}) - attn::layer_norm(Y, {}, {})).lpNorm<Eigen::Infinity>();
-  const double ln_c = (attn::layer_norm(Yc, {}, {}) - attn::layer_norm(Y, {}, {})).lpNorm<Eigen::Infinity>();
-  const double tn_b = (attn::token_norm(Yb, {}, {}) - attn::token_norm(Y, {}, {})).lpNorm<Eigen::Infinity>();
-  say(text, "3. A bias b added to every token, then a normalisation; max |change|\n");
-  say(text, "   LayerNorm, general b:          {:.3e}\n", ln_b);
-  say(text, "   LayerNorm, b = mean(b) 1_d:    {:.3e}\n", ln_c);
-  say(text, "   token-axis norm, general b:    {:.3e}\n\n", tn_b);
-  results["layer_norm_change_general_bias"] = ln_b;
-  results["layer_norm_change_constant_bias"] = ln_c;
-  results["token_norm_change_general_bias"] = tn_b;
+      id_vs_plain, lo, hi);
 }
 
 // ------------------------------------------------------------------------------------
-// 4. An attention pattern before and after permuting the tokens (the heatmap figure).
-void heatmap(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
-             std::string& text, harness::Results& results) {
+// 3. LayerNorm and token-axis normalisation against a bias added to every token (chapter
+// section 5).
+void bias_then_normalisation(const Options& o, attn::Rng& rng, harness::Report& r) {
+  const Index n = o.n, d = o.d;
+  const MatrixXd Y = attn::random_normal(n, d, rng);
+  const VectorXd b = ch06::vec(d, rng, 1.0);
+  const MatrixXd Yb = Y.rowwise() + b.transpose();
+  const MatrixXd Yc = Y.array() + b.mean();  // the part of b along 1_d only
+  const auto layer_norm = [](const MatrixXd& M) { return attn::layer_norm(M, {}, {}); };
+  const auto token_norm = [](const MatrixXd& M) { return attn::token_norm(M, {}, {}); };
+  const auto change = [&Y](MatrixXd (*norm)(const MatrixXd&), const MatrixXd& Y_shifted) {
+    return (norm(Y_shifted) - norm(Y)).lpNorm<Eigen::Infinity>();
+  };
+  r.say("3. A bias b added to every token, then a normalisation; max |change|\n");
+  r.say("   LayerNorm, general b:          {:.3e}\n",
+        r.put("layer_norm_change_general_bias", change(layer_norm, Yb)));
+  r.say("   LayerNorm, b = mean(b) 1_d:    {:.3e}\n",
+        r.put("layer_norm_change_constant_bias", change(layer_norm, Yc)));
+  r.say("   token-axis norm, general b:    {:.3e}\n\n",
+        r.put("token_norm_change_general_bias", change(token_norm, Yb)));
+}
+
+// ------------------------------------------------------------------------------------
+// 4. An attention pattern before and after permuting the tokens (chapter section 1;
+// Figure 6.1).
+void permuted_pattern(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
+                      harness::Report& r) {
   const Index n = std::min<Index>(o.n, 10), d = o.d;
   const MatrixXd X = attn::random_normal(n, d, rng);
-  const attn::AttentionParams p = ch06::random_attention(d, d, d, true, rng);
+  const AttentionParams p = ch06::random_attention(d, d, d, true, rng);
   const attn::Permutation perm = ch06::moving_permutation(n, rng);
   const auto weights = [&](const MatrixXd& Y) {
     MatrixXd Q = Y * p.W_Q, K = Y * p.W_K;
@@ -271,54 +285,58 @@ void heatmap(const Options& o, attn::Rng& rng, const std::filesystem::path& out,
       attn::permute_rows(attn::permute_rows(A_perm, inv).transpose(), inv).transpose();
   const double diff = (A_back - A).lpNorm<Eigen::Infinity>();
   // [heatmap]
+
+  // Three panels: A(X); A(PX), labelled with the tokens its rows and columns hold; P^T A(PX) P.
   std::vector<std::vector<harness::CsvCell>> rows;
-  const auto token = [](Index t) { return fmt::format("x{}", t); };
+  const MatrixXd* panels[] = {&A, &A_perm, &A_back};
   for (int panel = 0; panel < 3; ++panel)
     for (Index i = 0; i < n; ++i)
       for (Index j = 0; j < n; ++j) {
-        const MatrixXd& M = panel == 0 ? A : panel == 1 ? A_perm : A_back;
-        const Index ri = panel == 1 ? perm[std::size_t(i)] : i;
-        const Index cj = panel == 1 ? perm[std::size_t(j)] : j;
-        rows.push_back({static_cast<double>(panel), static_cast<double>(i),
-                        static_cast<double>(j), M(i, j), token(ri), token(cj)});
+        const auto token = [&](Index t) {
+          return fmt::format("x{}", panel == 1 ? perm[std::size_t(t)] : t);
+        };
+        rows.push_back({double(panel), double(i), double(j), (*panels[panel])(i, j),
+                        token(i), token(j)});
       }
   harness::write_csv(out / "06-permuted-pattern.csv",
-                  {"panel", "row", "col", "weight", "row_token", "col_token"}, rows);
-  say(text, "4. Attention weights of {} tokens (one head, with biases), permutation:", n);
-  for (const auto j : perm) say(text, " {}", j);
-  say(text, "\n   max |P^T A(PX) P - A(X)| = {:.2e}; max |A(PX) - A(X)| = {:.3f}\n", diff,
-      (A_perm - A).lpNorm<Eigen::Infinity>());
-  results["pattern_tokens"] = n;
-  results["pattern_permuted_back_residual"] = diff;
-  results["pattern_change_in_place"] = (A_perm - A).lpNorm<Eigen::Infinity>();
+                     {"panel", "row", "col", "weight", "row_token", "col_token"}, rows);
+  harness::render_figure(out, "06-permuted-pattern", "", fmt::format("n={}", n));
+
+  r.put("pattern_tokens", n);
+  r.put("pattern_permuted_back_residual", diff);
+  const double in_place =
+      r.put("pattern_change_in_place", (A_perm - A).lpNorm<Eigen::Infinity>());
+  r.say("4. Attention weights of {} tokens (one head, with biases), permutation:", n);
+  for (const auto j : perm) r.say(" {}", j);
+  r.say("\n   max |P^T A(PX) P - A(X)| = {:.2e}; max |A(PX) - A(X)| = {:.3f}\n", diff,
+        in_place);
 }
 
-void run(Options& o) {
+void run(const Options& o) {
   if (o.d % o.heads != 0)
-    throw harness::usage_error("--heads",
-                            fmt::format("must divide --d = {} (got {})", o.d, o.heads));
+    throw harness::usage_error(
+        "--heads", fmt::format("must divide --d = {} (got {})", o.d, o.heads));
+  // At most: three blocks (4 d x d and 2 d x d_ff weights each) and a few n x d_ff and n x n
+  // matrices alive at once.
+  const double n = double(o.n), d = double(o.d), d_ff = double(o.d_ff);
+  harness::require_memory("--d-ff", 8 * (3 * (4 * d * d + 2 * d * d_ff) + 8 * d * d +
+                                         8 * n * (d + d_ff) + 4 * n * n));
   const std::filesystem::path out = harness::begin_output(o.common.out);
 
   attn::Rng rng(o.common.seed);
-  std::string text;
-  harness::Results results;
-  results["seed"] = o.common.seed;
-  results["n"] = o.n;
-  results["d"] = o.d;
-  results["heads"] = o.heads;
-  results["d_ff"] = o.d_ff;
-  results["perms"] = o.perms;
+  harness::Report r;
+  r.put("seed", o.common.seed);
+  r.put("n", o.n);
+  r.put("d", o.d);
+  r.put("heads", o.heads);
+  r.put("d_ff", o.d_ff);
+  r.put("perms", o.perms);
 
-  const std::size_t variants = residuals(o, rng, out, text, results);
-  bias_effects(o, rng, text, results);
-  heatmap(o, rng, out, text, results);
-
-  const double eps_tick = std::numeric_limits<double>::epsilon();
-  harness::render_figure(out, "06-symmetry-residuals", "",
-                      fmt::format("eps={:.17g}; nvar={}", eps_tick, variants));
-  harness::render_figure(out, "06-permuted-pattern", "",
-                      fmt::format("n={}", std::min<long>(o.n, 10)));
-  harness::finish_program(out, results, text);
+  symmetry_residuals(o, rng, out, r);
+  bias_effects(o, rng, r);
+  bias_then_normalisation(o, rng, r);
+  permuted_pattern(o, rng, out, r);
+  harness::finish_program(out, r);
 }
 
 }  // namespace
@@ -330,12 +348,9 @@ int main(int argc, char** argv) {
   harness::add_int_option(cli, "--n", o.n, 2, 1024, "tokens (a permutation needs two)");
   harness::add_int_option(cli, "--d", o.d, 2, 1024, "model width");
   harness::add_int_option(cli, "--heads", o.heads, 1, 1024,
-                       "attention heads in the blocks; must divide --d");
+                          "attention heads in the blocks; must divide --d");
   harness::add_int_option(cli, "--d-ff", o.d_ff, 1, 8192, "hidden width of the FFN");
   harness::add_int_option(cli, "--perms", o.perms, 1, 100'000,
-                       "random permutations per variant");
-  return harness::run_program(cli, argc, argv, [&] {
-    if (o.common.quick && !harness::option_given(cli, "--perms")) o.perms = 5;
-    run(o);
-  });
+                          "random permutations per variant", 5);
+  return harness::run_program(cli, argc, argv, [&] { run(o); });
 }
