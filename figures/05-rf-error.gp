@@ -2,7 +2,8 @@
 # theory lines. Right: relative RMSE against q.k at r = 64 for |q| = |k| = 1.
 # Data: in = 05-rf-error.csv (r, positive, orthogonal, trigonometric, positive_theory,
 # trig_theory); in2 = 05-rf-kernel.csv (qk, kernel, positive, trig, positive_theory,
-# trig_theory, trig_negative). Variables: sp, so, st = fitted slopes.
+# trig_theory, trig_negative). Variables: slope_positive, slope_orthogonal,
+# slope_trigonometric = fitted slopes.
 set terminal svg size 800,480 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
@@ -20,10 +21,10 @@ set lmargin at screen 0.11
 set rmargin at screen 0.48
 set key at screen 0.11, screen 0.215 left top Left reverse samplen 2
 set title "|q| = |k| = 0.5, q·k = 0.1"
-plot in skip 1 using 1:2 with points pt 7 ps 0.7 lc rgb "#c0392b" title sprintf("positive, slope %.2f", sp), \
+plot in skip 1 using 1:2 with points pt 7 ps 0.7 lc rgb "#c0392b" title sprintf("positive, slope %.2f", slope_positive), \
      in skip 1 using 1:5 with lines dt 2 lc rgb "#c0392b" notitle, \
-     in skip 1 using 1:3 with points pt 5 ps 0.7 lc rgb "#7d3c98" title sprintf("orthogonal, slope %.2f", so), \
-     in skip 1 using 1:4 with points pt 9 ps 0.8 lc rgb "#2471a3" title sprintf("trigonometric, slope %.2f", st), \
+     in skip 1 using 1:3 with points pt 5 ps 0.7 lc rgb "#7d3c98" title sprintf("orthogonal, slope %.2f", slope_orthogonal), \
+     in skip 1 using 1:4 with points pt 9 ps 0.8 lc rgb "#2471a3" title sprintf("trigonometric, slope %.2f", slope_trigonometric), \
      in skip 1 using 1:6 with lines dt 2 lc rgb "#2471a3" notitle
 unset logscale x
 set format x "%.1f"

@@ -1,7 +1,8 @@
 # Left: singular values of the n x n softmax and linear attention matrices (sigma_i /
 # sigma_1). Right: numerical rank of softmax(s Q K^T) against the logit scale s.
-# Data: in = 05-spectra.csv (index, softmax, linear_rA, linear_rB); in2 = 05-rank-scale.csv
-# (scale, rank_1e10, rank_1e6, favourites). Variables: ma, mb = the two r.
+# Data: in = 05-spectra.csv (index, softmax, linear_r<r_small>, linear_r<r_big>);
+# in2 = 05-rank-scale.csv (scale, rank_1e10, rank_1e6, favourites).
+# Variables: r_small, r_big = the two r.
 set terminal svg size 800,480 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
@@ -20,8 +21,8 @@ set rmargin at screen 0.495
 set key at screen 0.135, screen 0.215 left top Left reverse samplen 2
 set title "Singular values of the attention matrix"
 plot in skip 1 using 1:($2 > 0 ? $2 : NaN) with lines lw 2 lc rgb "#c0392b" title "softmax(QK^T)", \
-     in skip 1 using 1:($3 > 0 ? $3 : NaN) with lines lw 2 lc rgb "#27ae60" title sprintf("linear, r = %d", ma), \
-     in skip 1 using 1:($4 > 0 ? $4 : NaN) with lines lw 2 lc rgb "#2471a3" title sprintf("linear, r = %d", mb)
+     in skip 1 using 1:($3 > 0 ? $3 : NaN) with lines lw 2 lc rgb "#27ae60" title sprintf("linear, r = %d", r_small), \
+     in skip 1 using 1:($4 > 0 ? $4 : NaN) with lines lw 2 lc rgb "#2471a3" title sprintf("linear, r = %d", r_big)
 set logscale x 10
 unset logscale y
 set format x "%g"

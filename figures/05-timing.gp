@@ -1,6 +1,6 @@
 # Time per call of softmax attention and linear attention against the sequence length n
 # (log-log), with the measured crossover. Data: in = CSV with n, softmax (empty when not
-# measured), linear. Variables: crossover (0 = none), ss, sl = fitted slopes, d (= d_k), m (= r).
+# measured), linear. Variables: crossover (0 = none), ss, sl = fitted slopes, d (= d_k), r.
 set terminal svg size 800,480 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
@@ -12,7 +12,7 @@ set xlabel "sequence length n"
 set ylabel "seconds per call"
 set grid lc rgb "#dddddd"
 set key bottom right
-set title sprintf("Softmax vs linear attention, d_k = %d, r = %d (this machine)", d, m)
+set title sprintf("Softmax vs linear attention, d_k = %d, r = %d (this machine)", d, r)
 if (crossover > 0) {
   set arrow from crossover, graph 0 to crossover, graph 1 nohead dt 3 lc rgb "#555555"
   set label sprintf("crossover n ≈ %.0f", crossover) at crossover, graph 0.95 offset 0.8,0

@@ -1,0 +1,131 @@
+#pragma once
+// Chapter 05 — the timing of softmax attention against streamed linear attention (README
+// section 8), for the program only: the times depend on the machine, so they are printed on
+// the terminal and kept in results.json under time_* keys, never in output.txt.
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "attn/linear_attention.hpp"
+#include "attn/random.hpp"
+#include "attn/tiled_attention.hpp"
+#include "experiments.hpp"
+
+namespace ch05 {
+
+// Seconds per call of f: the fastest of five runs (two once a point has taken a second),
+// each of repeated calls for at least 20 ms; --quick: three runs of at least 5 ms. The
+// fastest, because other processes on a shared machine only ever add time.
+inline double seconds_per_call(const std::function<void()>& f, bool quick) {
+  using clock = std::chrono::steady_clock;
+  std::vector<double> runs;
+  double total = 0;
+  const int reps = quick ? 3 : 5;
+  const double min_run = quick ? 0.005 : 0.02;
+  for (int rep = 0; rep < reps && (rep < 2 || total < 1.0); ++rep) {
+    int calls = 0;
+    const auto start = clock::now();
+    double elapsed = 0;
+    do {
+      f();
+      ++calls;
+      elapsed = std::chrono::duration<double>(clock::now() - start).count();
+    } while (elapsed < min_run);
+    runs.push_back(elapsed / calls);
+    total += elapsed;
+  }
+  return *std::min_element(runs.begin(), runs.end());
+}
+
+// Seconds per call of softmax attention (up to n = 2^12) and of streamed linear attention
+// with r positive random features, for n = 2^5 .. 2^max_log2_n and head width d.
+struct Timings {
+  std::vector<double> n, softmax, linear;
+};
+
+inline Timings time_attention(Index d, Index r, int max_log2_n, Index block, bool quick,
+                              attn::Rng& rng, const std::function<void(int)>& progress) {
+  const auto require_finite = [](const MatrixXd& Y, const char* what) {
+    if (!Y.allFinite())
+      throw std::runtime_error(std::string(what) + ": non-finite output");
+  };
+  const MatrixXd W = attn::gaussian_directions(r, d, rng);
+  Timings t;
+  for (int j = 5; j <= max_log2_n; ++j) {
+    progress(j);
+    const Index n = Index(1) << j;
+    MatrixXd Q = attn::random_normal(n, d, rng), K = attn::random_normal(n, d, rng);
+    const MatrixXd V = attn::random_normal(n, d, rng);
+    if (j <= 12)
+      t.softmax.push_back(seconds_per_call(
+          [&] {
+            require_finite(attn::attention_row_blocks(Q, K, V), "softmax attention");
+          },
+          quick));
+    Q *= std::pow(double(d), -0.25);  // the 1/sqrt(d_k), split between queries and keys
+    K *= std::pow(double(d), -0.25);  // (in place: no copies of the largest matrices)
+    // [timed-linear]
+    const double seconds = seconds_per_call(
+        [&] {
+          const MatrixXd Y = attn::streamed_positive_feature_attention(Q, K, V, W, block);
+          require_finite(Y, "linear attention");
+        },
+        quick);
+    // [timed-linear]
+    t.n.push_back(double(n));
+    t.linear.push_back(seconds);
+  }
+  return t;
+}
+
+// The sequence length beyond which linear attention stays faster than softmax attention:
+// the first grid interval after which it is faster at every n where both were measured,
+// interpolated on the log-log scale; n[0] if it was faster everywhere, -1 if it was not
+// faster at the largest n.
+inline double crossover(const Timings& t) {
+  for (std::size_t i = t.softmax.size(); i-- > 0;) {
+    if (t.linear[i] >= t.softmax[i]) {
+      if (i + 1 == t.softmax.size()) return -1;
+      const double a = std::log(t.softmax[i] / t.linear[i]),
+                   b = std::log(t.softmax[i + 1] / t.linear[i + 1]);
+      return t.n[i] * std::pow(2.0, a / (a - b));
+    }
+  }
+  return t.softmax.empty() ? -1 : t.n[0];
+}
+
+// What the program prints about the timings: a table, the fitted slopes `fs` (softmax) and
+// `fl` (linear), the crossover (-1: none) and the ratio per doubling of n beyond 2^12.
+inline std::string timing_summary(Index d, Index r, const Timings& t, const Fit& fs,
+                                  const Fit& fl, double crossover) {
+  std::string text = fmt::format(
+      "7. Time per call (fastest of up to 5 runs), d_k = {}, r = {}\n"
+      "          n    softmax (s)     linear (s)\n",
+      d, r);
+  for (std::size_t i = 0; i < t.n.size(); ++i)
+    text += fmt::format("   {:>8} {:>14} {:>14.3e}\n", long(t.n[i]),
+                        i < t.softmax.size() ? fmt::format("{:.3e}", t.softmax[i]) : "-",
+                        t.linear[i]);
+  text += fmt::format(
+      "   fitted slopes: softmax {:.2f} +- {:.2f}, linear {:.2f} +- {:.2f} (2 SE)\n",
+      fs.slope, 2 * fs.slope_se, fl.slope, 2 * fl.slope_se);
+  text += crossover < 0
+              ? "   linear attention was not faster at the largest n timed for both\n"
+              : fmt::format(
+                    "   crossover: linear attention is faster beyond n ~ "
+                    "{:.0f}\n",
+                    crossover);
+  if (t.n.size() > 8) text += "   linear time ratio per doubling of n beyond 2^12:";
+  for (std::size_t i = 8; i < t.n.size(); ++i)
+    text += fmt::format(" {:.2f}", t.linear[i] / t.linear[i - 1]);
+  return text + (t.n.size() > 8 ? "\n\n" : "\n");
+}
+
+}  // namespace ch05
