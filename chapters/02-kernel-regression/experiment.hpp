@@ -136,10 +136,12 @@ RateFit consistency(const std::vector<Index>& ns, Index replicates, double noise
 //   exact_from: the smallest s from which on (for every larger s of the grid) the estimate
 //               is the nearest key's label bit for bit;
 //   zero_from:  the smallest s (by bisection) from which on the second-nearest key's weight
-//               is exactly 0, i.e. e^{-s} has underflowed.
+//               is exactly 0, i.e. e^{-s} has underflowed;
+//   second_weight_at_exact: that weight at s = exact_from (not yet 0).
 struct NearestLimit {
   double exact_from = 0;
   double zero_from = 0;
+  double second_weight_at_exact = 0;
 };
 
 inline NearestLimit nearest_limit(const MatrixXd& q, const MatrixXd& X, const MatrixXd& Y,
@@ -164,6 +166,8 @@ inline NearestLimit nearest_limit(const MatrixXd& q, const MatrixXd& X, const Ma
   while (k > 1 && exact(double(k - 1) / per_unit)) --k;
   NearestLimit limit;
   limit.exact_from = double(k) / per_unit;
+  limit.second_weight_at_exact =
+      attn::nw_weights(q, X, attn::Kernel::gaussian, h(limit.exact_from))(0, b);
   // The second-nearest weight e^{-s} / (1 + ...) falls with s: bisect for where it is 0.
   double lo = 1, hi = 2048;  // e^{-2048} is 0 in double precision
   for (int i = 0; i < 60; ++i) {
