@@ -18,6 +18,7 @@
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
 #include "harness/cli.hpp"
 
@@ -93,7 +94,9 @@ fs::path old_set_name(const fs::path& dir) { return dir.string() + "-old"; }
 
 // Waits for the run (the child), removes its staging directory whatever happened, and ends
 // this process the way the run ended. Never returns.
-[[noreturn]] void watch(pid_t run, const fs::path& dir) {
+// `created`: the directories begin_output() made for --out's parent, deepest first; removed
+// again (those left empty) when the run does not finish.
+[[noreturn]] void watch(pid_t run, const fs::path& dir, const std::vector<fs::path>& created) {
   watched_run = run;
   struct sigaction action {}, before {};
   action.sa_handler = pass_on_signal;
@@ -113,6 +116,9 @@ fs::path old_set_name(const fs::path& dir) { return dir.string() + "-old"; }
     if (!fs::exists(dir)) break;
     ::usleep(100'000);
   }
+  const bool finished = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!finished)
+    for (const fs::path& made : created) fs::remove(made, ignored);  // only if empty
   if (WIFSIGNALED(status)) {
     const int signal = WTERMSIG(status);
     std::signal(signal, SIG_DFL);
@@ -261,23 +267,32 @@ fs::path begin_output(const fs::path& given) {
       throw usage_error("--out", "'" + text + "' is not an earlier output directory (" + why +
                                      "), so a run would delete it; name a new or empty one");
   }
+  std::vector<fs::path> created;  // deepest first
+  for (fs::path p = out.parent_path(); !fs::exists(p, ec) && p != p.root_path();
+       p = p.parent_path())
+    created.push_back(p);
   fs::create_directories(out.parent_path(), ec);
-  if (ec)
-    throw usage_error("--out", "cannot create directory '" + out.parent_path().string() +
-                                   "': " + ec.message());
+  if (ec) {
+    const std::string why = ec.message();
+    for (const fs::path& made : created) fs::remove(made, ec);
+    throw usage_error("--out",
+                      "cannot create directory '" + out.parent_path().string() + "': " + why);
+  }
   remove_stale_staging(out);
   const fs::path dir = out.parent_path() / (staging_prefix(out) + std::to_string(::getpid()));
   fs::create_directory(dir, ec);
-  if (ec)
-    throw usage_error("--out", "cannot write in '" + out.parent_path().string() +
-                                   "': " + ec.message());
+  if (ec) {
+    const std::string why = ec.message();
+    for (const fs::path& made : created) fs::remove(made, ec);
+    throw usage_error("--out", "cannot write in '" + out.parent_path().string() + "': " + why);
+  }
   std::fflush(nullptr);  // or the run and the watcher would both print what is buffered
   const pid_t run = ::fork();
   if (run < 0) {
     fs::remove_all(dir, ec);
     throw std::runtime_error(std::string("cannot start the run: ") + std::strerror(errno));
   }
-  if (run > 0) watch(run, dir);
+  if (run > 0) watch(run, dir, created);
   staging = Staging{given, out, dir};
   return dir;
 }
