@@ -497,9 +497,9 @@ void require_sizes(const Options& o) {
       16 * B * 2.2 * attn::exp_limit_feature_dim(d_poly, int(o.exp_limit_p)));
   harness::require_memory("--trials", 20 * B * double(o.trials));  // the r = 1 estimates
   // 5, 6: up to ten n x r feature matrices at once, a pair with (d_k + 1)^2 columns and its
-  // tensor power being built, n x n weights and singular value decompositions, inputs.
+  // tensor power being built, n x n weights, and singular_values (a 2n x 2n eigenproblem).
   const double features = 10 * n * r, squares = 4 * n * (d + 1) * (d + 1),
-               weights = 10 * n * n;
+               weights = 20 * n * n;
   harness::require_memory(squares > std::max(features, weights) ? "--d"
                           : features > weights                  ? "--r"
                                                                 : "--n",
