@@ -4,7 +4,8 @@
 #   04-prediction-change  relative change of the predictions against c = 1 (log-log)
 #   04-prediction-error   held-out mean squared error against c (log-log)
 # Data: in = CSV with c, change_{ls,id,softmax,whitened}, mse_{ls,id,softmax,whitened},
-# entropy_{softmax,whitened}, change_layernorm, layernorm_formula (from ch04); logn = log n.
+# entropy_{softmax,whitened}, change_layernorm, layernorm_formula (from ch04); logn = log n;
+# slope = the fitted slope of the h = id change for c ≥ 10; eps = LayerNorm's epsilon.
 set terminal svg size 800,500 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
@@ -17,6 +18,9 @@ floor = 1e-17   # a log axis cannot show 0: exact invariance is drawn at this fl
 clamp(v) = v > floor ? v : floor
 # The change at c = 1 is 0 by definition (the reference itself): not drawn.
 change(c, v) = c == 1 ? 1/0 : clamp(v)
+# eps as the key shows it: 10^{k} for a power of ten, else as a number.
+k = int(floor(log10(eps) + 0.5))
+epsilon = abs(eps / 10.0**k - 1) < 1e-9 ? sprintf("10^{%d}", k) : sprintf("%g", eps)
 
 if (which eq "04-entropy") {
   set title "A change of unit is a change of temperature"
@@ -37,15 +41,12 @@ if (which eq "04-prediction-change") {
   set ylabel "||ŷ(c) − ŷ(1)|| / ||ŷ(1)||"
   set title "Which predictions depend on the unit of x?"
   set key top left
-  # Fitted slope of the unnormalised attention's change for c ≥ 10: it should be 2 (c²).
-  f(x) = a * x + b
-  a = 1.5; b = 0.5
-  set fit quiet nolog
-  fit [1:*] f(x) in skip 1 using (log10($1)):(log10($3)) via a, b
-  set label sprintf("slope %.3f (fit, c ≥ 10)", a) at graph 0.97, graph 0.45 right tc rgb orange
+  # The program's least-squares slope of the unnormalised attention's change for c ≥ 10
+  # (results.json: sweep_id_change_slope): it should be 2 (c²).
+  set label sprintf("slope %.3f (fit, c ≥ 10)", slope) at graph 0.97, graph 0.45 right tc rgb orange
   plot in skip 1 using 1:(change($1, $3)) with lines lw 2 lc rgb orange title "attention, h = id (W fixed)", \
        in skip 1 using 1:(change($1, $4)) with linespoints lw 2 pt 7 ps 0.5 lc rgb red title "softmax attention (W fixed)", \
-       in skip 1 using 1:(change($1, $12)) with lines lw 2 dt 2 lc rgb purple title "LayerNorm, ε = 10^{-5}", \
+       in skip 1 using 1:(change($1, $12)) with lines lw 2 dt 2 lc rgb purple title "LayerNorm, ε = ".epsilon, \
        in skip 1 using 1:(change($1, $5)) with linespoints lw 2 pt 6 ps 0.6 lc rgb green title "softmax attention, whitened", \
        in skip 1 using 1:(change($1, $2)) with linespoints lw 2 pt 7 ps 0.5 lc rgb blue title "least squares"
 }

@@ -1,32 +1,30 @@
 // Chapter 04 — Units: why least squares is unit-free and softmax attention is not.
 //
-// Computes what the chapter shows: least squares and attention written with a matrix type
-// that carries units (the compiler checks them), the same data expressed in amperes,
-// milliamperes and kiloamperes (a sweep of the unit over many decades) for least squares,
-// unnormalised attention, softmax attention and whitened softmax attention, chapter 03's
-// training experiment run in different units, and LayerNorm's epsilon. Writes output.txt
+// Computes what the chapter shows, in its order: least squares and attention written with
+// a matrix type that carries units (section 3: the compiler checks them); the same data in
+// amperes, milliamperes and kiloamperes, then swept over many decades of the unit, for
+// least squares, unnormalised, softmax and whitened softmax attention (4); chapter 03's
+// training experiment in different units (5); LayerNorm's epsilon (6). Writes output.txt
 // (this summary), results.json, and the CSV + SVG of each figure into --out.
 
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <numeric>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "attn/attention_regression.hpp"
-#include "harness/cli.hpp"
-#include "harness/output.hpp"
 #include "attn/random.hpp"
 #include "attn/units.hpp"
+#include "harness/cli.hpp"
+#include "harness/output.hpp"
 #include "sweep.hpp"
 
 namespace {
-
-using harness::say;
 
 using ch04::Method;
 using Eigen::Index;
@@ -35,8 +33,7 @@ using Eigen::VectorXd;
 
 struct Options {
   harness::CommonOptions common;
-  long n = 100;            // training rows
-  long d = 10;             // features
+  long n = 100, d = 10;    // training rows and features
   long queries = 50;       // held-out queries of the sweep
   long decades = 4;        // the sweep runs over c = 10^-decades .. 10^decades
   long per_decade = 4;     // points per decade
@@ -52,8 +49,9 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
+// The unit of a quantity's type, as the summary prints it ("A^-1 V").
 template <int A, int V>
-std::string unit_name() {
+std::string unit_of(const attn::Quantity<A, V>&) {
   if (A == 0 && V == 0) return "1 (dimensionless)";
   std::string s;
   if (A != 0) s += A == 1 ? "A" : fmt::format("A^{}", A);
@@ -64,9 +62,8 @@ std::string unit_name() {
   return s;
 }
 
-// ------------------------------------------------------------------------------------
-// 1. Least squares and attention with units in the type.
-void typed(const ch04::UnitsProblem& p, std::string& text, harness::Results& results) {
+// 3. Least squares and attention with units in the type.
+void typed(const ch04::UnitsProblem& p, harness::Report& r) {
   // [typed-ls]
   const attn::Amperes X = attn::from_units<1, 0>(p.X);  // training currents
   const attn::Volts Y = attn::from_units<0, 1>(p.Y);    // training voltages
@@ -89,182 +86,161 @@ void typed(const ch04::UnitsProblem& p, std::string& text, harness::Results& res
   // [typed-attention]
 
   const VectorXd untyped = p.X_query * attn::least_squares_qr(p.X, p.Y);
-  const double typed_vs_plain =
-      (y_ls.si_value().col(0) - untyped).norm() / untyped.norm();
-  say(text, "1. Units checked by the compiler (X in A, Y in V, {} x {}, {} queries)\n",
-      p.X.rows(), p.X.cols(), p.X_query.rows());
-  say(text, "   (X^T X)^-1          : {}\n",
-      unit_name<decltype(XtX_inv)::ampere_exponent, decltype(XtX_inv)::volt_exponent>());
-  say(text, "   beta_LS             : {}\n",
-      unit_name<decltype(beta)::ampere_exponent, decltype(beta)::volt_exponent>());
-  say(text, "   prediction x^T beta : {}\n", unit_name<0, 1>());
-  say(text, "   L                   : {}\n",
-      unit_name<decltype(L)::ampere_exponent, decltype(L)::volt_exponent>());
-  say(text, "   L X^T               : {}  (max |L X^T X L^T - I| = {:.1e})\n",
-      unit_name<0, 0>(),
-      (LXt.si_value() * LXt.si_value().transpose() -
-       MatrixXd::Identity(p.X.cols(), p.X.cols()))
-          .cwiseAbs()
-          .maxCoeff());
-  say(text, "   W_Q W_K^T = L^T L   : {}; scores {}; softmax(S) Y: {}\n",
-      unit_name<decltype(M)::ampere_exponent, decltype(M)::volt_exponent>(),
-      unit_name<0, 0>(), unit_name<0, 1>());
-  say(text, "   typed least squares vs plain Eigen: relative difference {:.1e}\n",
-      typed_vs_plain);
-  say(text,
-      "   first query: least squares {:.4f} V, whitened softmax attention {:.4f} V\n\n",
-      y_ls.si_value()(0, 0), y_attn.si_value()(0, 0));
-  results["typed_vs_plain_ls_relative_difference"] = typed_vs_plain;
+  const MatrixXd I = MatrixXd::Identity(p.X.cols(), p.X.cols());
+  r.say("1. Units checked by the compiler (X in A, Y in V, {} x {}, {} queries)\n",
+        p.X.rows(), p.X.cols(), p.X_query.rows());
+  r.say("   (X^T X)^-1          : {}\n", unit_of(XtX_inv));
+  r.say("   beta_LS             : {}\n", unit_of(beta));
+  r.say("   prediction x^T beta : {}\n", unit_of(y_ls));
+  r.say("   L                   : {}\n", unit_of(L));
+  r.say("   L X^T               : {}  (max |L X^T X L^T - I| = {:.1e})\n", unit_of(LXt),
+        (LXt.si_value() * LXt.si_value().transpose() - I).lpNorm<Eigen::Infinity>());
+  r.say("   W_Q W_K^T = L^T L   : {}; scores {}; softmax(S) Y: {}\n", unit_of(M),
+        unit_of(S), unit_of(y_attn));
+  r.say("   typed least squares vs plain Eigen: relative difference {:.1e}\n",
+        r.put("typed_vs_plain_ls_relative_difference",
+              (y_ls.si_value().col(0) - untyped).norm() / untyped.norm()));
+  r.say("   first query: least squares {:.4f} V, whitened softmax attention {:.4f} V\n\n",
+        y_ls.si_value()(0, 0), y_attn.si_value()(0, 0));
 }
 
-// ------------------------------------------------------------------------------------
-// 2. The same data in A, in the unit of --scale, and in its inverse.
-void three_units(const Options& o, const ch04::UnitsProblem& p, std::string& text,
-                 harness::Results& results) {
-  const std::vector<double> cs{1.0 / o.scale, 1.0, o.scale};
-  say(text,
+// 4. The same data in A, in the unit of --scale, and in its inverse.
+void three_units(const Options& o, const ch04::UnitsProblem& p, harness::Report& r) {
+  const double cs[] = {1.0 / o.scale, 1.0, o.scale};
+  r.say(
       "2. The same currents in three units (numbers multiplied by c; c = 1000 is mA)\n"
       "   relative change of the predictions against c = 1, and mean attention entropy "
       "(log n = {:.3f})\n",
       std::log(double(p.X.rows())));
-  say(text, "   {:<20}", "method");
-  for (const double c : cs) say(text, " {:>11}", fmt::format("c = {:g}", c));
-  say(text, "   {:>10}\n", "entropy");
+  r.say("   {:<20}", "method");
+  for (const double c : cs) r.say(" {:>11}", fmt::format("c = {:g}", c));
+  r.say("   {:>10}\n", "entropy");
   for (const Method m : ch04::methods) {
     const VectorXd base = ch04::predict_in_units(p, 1.0, m).y;
-    say(text, "   {:<20}", ch04::name(m));
+    const std::string name = ch04::name(m);
+    r.say("   {:<20}", name);
     std::string entropies;
     for (const double c : cs) {
       const ch04::Prediction pr = ch04::predict_in_units(p, c, m);
       const double change = ch04::relative_change(pr.y, base);
-      say(text, " {:>11.2e}", change);
-      if (c != 1.0)
-        results[fmt::format("{}_change_at_c_{:g}", ch04::name(m), c)] = change;
-      if (!std::isnan(pr.entropy)) {
-        entropies += fmt::format(" {:.3f}", pr.entropy);
-        results[fmt::format("{}_entropy_at_c_{:g}", ch04::name(m), c)] = pr.entropy;
-      }
+      r.say(" {:>11.2e}", change);
+      if (c != 1.0) r.put(fmt::format("{}_change_at_c_{:g}", name, c), change);
+      if (!std::isnan(pr.entropy))  // the softmax systems
+        entropies += fmt::format(
+            " {:.3f}", r.put(fmt::format("{}_entropy_at_c_{:g}", name, c), pr.entropy));
     }
-    say(text, "  {}\n", entropies.empty() ? "   (signed weights)" : entropies);
+    r.say("  {}\n", entropies.empty() ? "   (signed weights)" : entropies);
   }
-  say(text, "\n");
+  r.say("\n");
 }
 
-// ------------------------------------------------------------------------------------
-// 3. The sweep over many decades: the figures.
+// 4, continued. The sweep over many decades of the unit: the three figures.
 void sweep(const Options& o, const ch04::UnitsProblem& p,
-           const std::filesystem::path& out, std::string& text, harness::Results& results) {
+           const std::filesystem::path& out, harness::Report& r) {
   const std::vector<double> grid = ch04::unit_grid(int(o.decades), int(o.per_decade));
+  const Index K = Index(grid.size()), one = K / 2;  // grid[one] = 1
+  // The columns of 04-unit-sweep.csv: c; the change and the held-out mean squared error of
+  // each method (ch04::methods order); the entropy of the two softmax systems; LayerNorm.
+  enum { change = 1, mse = 5, entropy = 9, layernorm = 11, formula = 12 };
+  MatrixXd t(K, 13);
   std::vector<VectorXd> base;
   for (const Method m : ch04::methods)
     base.push_back(ch04::predict_in_units(p, 1.0, m).y);
-  std::vector<std::vector<harness::CsvCell>> rows;
-  double ls_worst = 0, whitened_worst = 0;
-  for (std::size_t k = 0; k < grid.size(); ++k) {
-    harness::progress(
-        fmt::format("unit sweep: c = {:.1e} ({}/{})", grid[k], k + 1, grid.size()));
-    const double c = grid[k];
-    std::vector<harness::CsvCell> row{c};
-    std::vector<double> entropy, mse;
-    for (std::size_t i = 0; i < ch04::methods.size(); ++i) {
-      const ch04::Prediction pr = ch04::predict_in_units(p, c, ch04::methods[i]);
-      const double change = ch04::relative_change(pr.y, base[i]);
-      row.push_back(change);
-      mse.push_back((pr.y - p.Y_query).squaredNorm() / double(p.Y_query.size()));
-      if (!std::isnan(pr.entropy)) entropy.push_back(pr.entropy);
-      if (ch04::methods[i] == Method::least_squares)
-        ls_worst = std::max(ls_worst, change);
-      if (ch04::methods[i] == Method::whitened_attention)
-        whitened_worst = std::max(whitened_worst, change);
+  for (Index k = 0; k < K; ++k) {
+    const double c = grid[std::size_t(k)];
+    harness::progress(fmt::format("unit sweep: c = {:.1e} ({}/{})", c, k + 1, K));
+    t(k, 0) = c;
+    for (Index i = 0; i < 4; ++i) {
+      const ch04::Prediction pr =
+          ch04::predict_in_units(p, c, ch04::methods[std::size_t(i)]);
+      t(k, change + i) = ch04::relative_change(pr.y, base[std::size_t(i)]);
+      t(k, mse + i) = (pr.y - p.Y_query).squaredNorm() / double(p.Y_query.size());
+      if (i >= 2) t(k, entropy + i - 2) = pr.entropy;
     }
-    for (const double v : mse) row.push_back(v);
-    for (const double v : entropy) row.push_back(v);
-    row.push_back(ch04::layer_norm_change(p.X, c, o.eps));
-    row.push_back(ch04::layer_norm_change_formula(p.X, c, o.eps));
-    rows.push_back(row);
+    t(k, layernorm) = ch04::layer_norm_change(p.X, c, o.eps);
+    t(k, formula) = ch04::layer_norm_change_formula(p.X, c, o.eps);
   }
   harness::progress("");
-  harness::write_csv(out / "04-unit-sweep.csv",
-                  {"c", "change_ls", "change_id", "change_softmax", "change_whitened",
-                   "mse_ls", "mse_id", "mse_softmax", "mse_whitened", "entropy_softmax",
-                   "entropy_whitened", "change_layernorm", "layernorm_formula"},
-                  rows);
-  say(text,
+  harness::write_csv(
+      out / "04-unit-sweep.csv",
+      {"c", "change_ls", "change_id", "change_softmax", "change_whitened", "mse_ls",
+       "mse_id", "mse_softmax", "mse_whitened", "entropy_softmax", "entropy_whitened",
+       "change_layernorm", "layernorm_formula"},
+      t);
+  r.say(
       "3. Sweep of the unit over c = 1e-{} .. 1e{} ({} points)\n"
       "   largest relative change: least squares {:.1e}, whitened softmax attention "
       "{:.1e}\n",
-      o.decades, o.decades, grid.size(), ls_worst, whitened_worst);
-  const auto& first = rows.front();
-  const auto& last = rows.back();
-  say(text,
+      o.decades, o.decades, r.put("sweep_points", grid.size()),
+      r.put("sweep_ls_max_relative_change", t.col(change + 0).maxCoeff()),
+      r.put("sweep_whitened_max_relative_change", t.col(change + 3).maxCoeff()));
+  r.say(
       "   softmax attention entropy: {:.3f} at c = {:g} (uniform: {:.3f}), {:.2e} at c = "
       "{:g}\n",
-      std::get<double>(first[9]), grid.front(), std::log(double(p.X.rows())),
-      std::get<double>(last[9]), grid.back());
-  say(text,
+      r.put("sweep_softmax_entropy_smallest_c", t(0, entropy)), grid.front(),
+      std::log(double(p.X.rows())),
+      r.put("sweep_softmax_entropy_largest_c", t(K - 1, entropy)), grid.back());
+  r.say(
       "   held-out mean squared error, V^2: least squares {:.3f} for every c; softmax "
       "{:.2f} (c = {:g}), {:.2f} (c = 1), {:.2f} (c = {:g})\n\n",
-      std::get<double>(rows[grid.size() / 2][5]), std::get<double>(first[7]),
-      grid.front(), std::get<double>(rows[grid.size() / 2][7]), std::get<double>(last[7]),
-      grid.back());
-  results["sweep_points"] = grid.size();
-  results["sweep_ls_max_relative_change"] = ls_worst;
-  results["sweep_whitened_max_relative_change"] = whitened_worst;
-  results["sweep_softmax_entropy_smallest_c"] = std::get<double>(first[9]);
-  results["sweep_softmax_entropy_largest_c"] = std::get<double>(last[9]);
-  results["sweep_softmax_mse_smallest_c"] = std::get<double>(first[7]);
-  results["sweep_softmax_mse_c1"] = std::get<double>(rows[grid.size() / 2][7]);
-  results["sweep_softmax_mse_largest_c"] = std::get<double>(last[7]);
-  results["sweep_ls_mse"] = std::get<double>(rows[grid.size() / 2][5]);
+      r.put("sweep_ls_mse", t(one, mse + 0)),
+      r.put("sweep_softmax_mse_smallest_c", t(0, mse + 2)), grid.front(),
+      r.put("sweep_softmax_mse_c1", t(one, mse + 2)),
+      r.put("sweep_softmax_mse_largest_c", t(K - 1, mse + 2)), grid.back());
 
   // Slope of log10(change of unnormalised attention) against log10(c) for c >= 10, fitted
-  // by least squares (the fit the second figure draws): c^2 - 1 gives 2 at large c.
+  // by least squares (the second figure prints it): c^2 - 1 gives 2 at large c. Two
+  // decades or more leave at least two such points.
   std::vector<double> lx, ly;
-  for (std::size_t k = 0; k < grid.size(); ++k)
-    if (grid[k] >= 10.0) {
-      lx.push_back(std::log10(grid[k]));
-      ly.push_back(std::log10(std::get<double>(rows[k][2])));
+  for (Index k = 0; k < K; ++k)
+    if (t(k, 0) >= 10.0) {
+      lx.push_back(std::log10(t(k, 0)));
+      ly.push_back(std::log10(t(k, change + 1)));
     }
-  if (lx.size() >= 2) {
-    const double mx = std::accumulate(lx.begin(), lx.end(), 0.0) / double(lx.size());
-    const double my = std::accumulate(ly.begin(), ly.end(), 0.0) / double(ly.size());
-    double sxy = 0, sxx = 0;
-    for (std::size_t k = 0; k < lx.size(); ++k) {
-      sxy += (lx[k] - mx) * (ly[k] - my);
-      sxx += (lx[k] - mx) * (lx[k] - mx);
-    }
-    results["sweep_id_change_slope"] = sxy / sxx;
+  const double mx = std::accumulate(lx.begin(), lx.end(), 0.0) / double(lx.size());
+  const double my = std::accumulate(ly.begin(), ly.end(), 0.0) / double(ly.size());
+  double sxy = 0, sxx = 0;
+  for (std::size_t k = 0; k < lx.size(); ++k) {
+    sxy += (lx[k] - mx) * (ly[k] - my);
+    sxx += (lx[k] - mx) * (lx[k] - mx);
   }
+  const double slope = r.put("sweep_id_change_slope", sxy / sxx);
   // Where the softmax system's entropy sits one decade either side of amperes.
   for (const double c : {0.1, 10.0})
-    results[fmt::format("softmax_attention_entropy_at_c_{:g}", c)] =
-        ch04::predict_in_units(p, c, Method::softmax_attention).entropy;
+    r.put(fmt::format("softmax_attention_entropy_at_c_{:g}", c),
+          ch04::predict_in_units(p, c, Method::softmax_attention).entropy);
   // How closely LayerNorm's measured change follows the formula, over the sweep (c = 1,
   // where both are 0, left out): relative difference.
   double ln_worst = 0;
-  for (const auto& row : rows) {
-    const double measured = std::get<double>(row[11]), formula = std::get<double>(row[12]);
-    if (formula > 0)
-      ln_worst = std::max(ln_worst, std::abs(measured - formula) / formula);
-  }
-  results["layernorm_formula_max_relative_difference"] = ln_worst;
+  for (Index k = 0; k < K; ++k)
+    if (t(k, formula) > 0)
+      ln_worst =
+          std::max(ln_worst, std::abs(t(k, layernorm) - t(k, formula)) / t(k, formula));
+  r.put("layernorm_formula_max_relative_difference", ln_worst);
+
+  // One CSV, one script, three figures: the script draws the one named by `which`.
+  for (const char* figure : {"04-entropy", "04-prediction-change", "04-prediction-error"})
+    harness::render_figure(
+        out, figure, "04-unit-sweep",
+        // gnuplot runs in the output directory: the file name alone, whatever --out is.
+        fmt::format("in='04-unit-sweep.csv'; which='{}'; logn={:.17g}; slope={:.17g}; "
+                    "eps={:.17g}",
+                    figure, std::log(double(o.n)), slope, o.eps));
 }
 
-// ------------------------------------------------------------------------------------
-// 4. Chapter 03's training experiment with the currents in A, in mA and in kA.
-void training(const Options& o, std::string& text, harness::Results& results) {
-  say(text,
+// 5. Chapter 03's training experiment with the currents in A, in mA and in kA.
+void training(const Options& o, harness::Report& r) {
+  r.say(
       "4. Training softmax attention (chapter 03's trainer, (n, d) = ({}, {}), {} runs x "
-      "{} "
-      "iterations)\n   median final training loss / least-squares loss, and held-out "
+      "{} iterations)\n   median final training loss / least-squares loss, and held-out "
       "ratio\n",
       o.n, o.d, o.runs, o.iterations);
-  say(text, "   {:<10} {:>8} {:>16} {:>16}\n", "system", "unit", "training / LS",
-      "held-out / LS");
-  const std::vector<std::pair<double, const char*>> units{
-      {1.0, "A"}, {1e3, "mA"}, {1e-3, "kA"}};
+  r.say("   {:<10} {:>8} {:>16} {:>16}\n", "system", "unit", "training / LS",
+        "held-out / LS");
+  const std::pair<double, const char*> units[] = {{1.0, "A"}, {1e3, "mA"}, {1e-3, "kA"}};
   int done = 0;
   for (const bool whiten : {false, true}) {
+    const std::string system = whiten ? "whitened" : "plain";
     std::vector<double> reference;  // final losses in A, run by run
     double worst = 0;
     for (const auto& [unit, label] : units) {
@@ -283,82 +259,74 @@ void training(const Options& o, std::string& text, harness::Results& results) {
       // [train-in-units]
       harness::progress(fmt::format("training: {} of 6 settings", ++done));
       std::vector<double> train_ratio, test_ratio, final_loss;
-      for (const auto& r : runs) {
-        final_loss.push_back(r.loss.back());
-        train_ratio.push_back(r.loss.back() / r.ls_loss);
-        test_ratio.push_back(r.test_loss / r.ls_test_loss);
+      for (const auto& run : runs) {
+        final_loss.push_back(run.loss.back());
+        train_ratio.push_back(run.loss.back() / run.ls_loss);
+        test_ratio.push_back(run.test_loss / run.ls_test_loss);
       }
       if (unit == 1.0) reference = final_loss;
       for (std::size_t i = 0; i < final_loss.size(); ++i)
         worst = std::max(worst, std::abs(final_loss[i] - reference[i]) / reference[i]);
-      const std::string system = whiten ? "whitened" : "plain";
-      say(text, "   {:<10} {:>8} {:>16.3f} {:>16.3f}\n", system, label,
-          median(train_ratio), median(test_ratio));
-      results[fmt::format("train_{}_{}_loss_ratio", system, label)] = median(train_ratio);
-      results[fmt::format("train_{}_{}_heldout_ratio", system, label)] =
-          median(test_ratio);
+      const std::string key = fmt::format("train_{}_{}_", system, label);
+      r.say("   {:<10} {:>8} {:>16.3f} {:>16.3f}\n", system, label,
+            r.put(key + "loss_ratio", median(train_ratio)),
+            r.put(key + "heldout_ratio", median(test_ratio)));
     }
-    const std::string system = whiten ? "whitened" : "plain";
-    say(text,
+    r.say(
         "   {}: largest relative difference of a run's final loss from its A run: "
         "{:.1e}\n",
-        system, worst);
-    results[fmt::format("train_{}_max_relative_loss_difference", system)] = worst;
+        system,
+        r.put(fmt::format("train_{}_max_relative_loss_difference", system), worst));
   }
   harness::progress("");
-  say(text, "\n");
+  r.say("\n");
 }
 
-// ------------------------------------------------------------------------------------
-// 5. LayerNorm: scale-invariant up to its epsilon.
-void layer_norm(const Options& o, const ch04::UnitsProblem& p, std::string& text,
-                harness::Results& results) {
-  say(text,
+// 6. LayerNorm: scale-invariant up to its epsilon.
+void layer_norm(const Options& o, const ch04::UnitsProblem& p, harness::Report& r) {
+  r.say(
       "5. LayerNorm of the training currents (eps = {:g}): ||LN(cX) - LN(X)|| / "
       "||LN(X)||\n",
       o.eps);
-  say(text, "   {:>8} {:>12} {:>12}\n", "c", "measured", "formula");
-  for (const double c : {1e-4, 1e-3, 1e-2, 1e3}) {
-    const double measured = ch04::layer_norm_change(p.X, c, o.eps);
-    const double formula = ch04::layer_norm_change_formula(p.X, c, o.eps);
-    say(text, "   {:>8g} {:>12.3e} {:>12.3e}\n", c, measured, formula);
-    results[fmt::format("layernorm_change_at_c_{:g}", c)] = measured;
-  }
-  say(text, "\n");
+  r.say("   {:>8} {:>12} {:>12}\n", "c", "measured", "formula");
+  for (const double c : {1e-4, 1e-3, 1e-2, 1e3})
+    r.say("   {:>8g} {:>12.3e} {:>12.3e}\n", c,
+          r.put(fmt::format("layernorm_change_at_c_{:g}", c),
+                ch04::layer_norm_change(p.X, c, o.eps)),
+          ch04::layer_norm_change_formula(p.X, c, o.eps));
+  r.say("\n");
 }
 
-void run(Options& o) {
+void run(const Options& o) {
   if (o.d >= o.n)
-    throw harness::usage_error("--d",
-                            fmt::format("must be less than --n = {} (got {})", o.n, o.d));
+    throw harness::usage_error(
+        "--d", fmt::format("must be less than --n = {} (got {})", o.n, o.d));
+  // Memory: a softmax prediction of the sweep holds two queries x n matrices (scores and
+  // weights); a training run's held-out prediction two n x n ones, two runs at a time, and
+  // each setting keeps its runs' loss curves.
+  const double n = double(o.n);
+  harness::require_memory("--queries", 16 * double(o.queries) * n);
+  harness::require_memory("--n",
+                          32 * n * n + 8 * double(o.runs) * double(o.iterations + 1));
   const std::filesystem::path out = harness::begin_output(o.common.out);
 
   attn::Rng rng(o.common.seed);
   const ch04::UnitsProblem p = ch04::units_problem(o.n, o.d, o.queries, rng);
-  std::string text;
-  harness::Results results;
-  results["seed"] = o.common.seed;
-  results["n"] = o.n;
-  results["d"] = o.d;
-  results["queries"] = o.queries;
-  results["scale"] = o.scale;
-  results["runs"] = o.runs;
-  results["iterations"] = o.iterations;
-  results["layernorm_eps"] = o.eps;
-
-  typed(p, text, results);
-  three_units(o, p, text, results);
-  sweep(o, p, out, text, results);
-  training(o, text, results);
-  layer_norm(o, p, text, results);
-
-  // One CSV, one script, three figures: the script draws the one named by `which`.
-  for (const char* figure : {"04-entropy", "04-prediction-change", "04-prediction-error"})
-    harness::render_figure(
-        out, figure, "04-unit-sweep",
-        fmt::format("in='{}'; which='{}'; logn={:.17g}",
-                    (out / "04-unit-sweep.csv").string(), figure, std::log(double(o.n))));
-  harness::finish_program(out, results, text);
+  harness::Report r;
+  r.put("seed", o.common.seed);
+  r.put("n", o.n);
+  r.put("d", o.d);
+  r.put("queries", o.queries);
+  r.put("scale", o.scale);
+  r.put("runs", o.runs);
+  r.put("iterations", o.iterations);
+  r.put("layernorm_eps", o.eps);
+  typed(p, r);
+  three_units(o, p, r);
+  sweep(o, p, out, r);
+  training(o, r);
+  layer_norm(o, p, r);
+  harness::finish_program(out, r);
 }
 
 }  // namespace
@@ -366,30 +334,27 @@ void run(Options& o) {
 int main(int argc, char** argv) {
   Options o;
   harness::CommandLine cli{
-      "Chapter 04 — Units: why least squares is unit-free and softmax attention "
-      "is not.",
+      "Chapter 04 — Units: why least squares is unit-free and softmax attention is not.",
       "ch04"};
   harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
-  harness::add_int_option(cli, "--n", o.n, 2, 100000, "training rows");
-  harness::add_int_option(cli, "--d", o.d, 1, 1000, "features; must be less than --n");
-  harness::add_int_option(cli, "--queries", o.queries, 1, 100000,
-                       "held-out queries of the unit sweep");
-  harness::add_int_option(cli, "--decades", o.decades, 1, 12,
-                       "the sweep covers c = 10^-decades .. 10^decades");
+  harness::add_int_option(cli, "--n", o.n, 3, 2000,
+                          "training rows (a training step costs about n^2 d)");
+  harness::add_int_option(cli, "--d", o.d, 2, 100,
+                          "features, fewer than --n (LayerNorm needs 2: it maps a single "
+                          "feature to 0)");
+  harness::add_int_option(cli, "--queries", o.queries, 1, 10000,
+                          "held-out queries of the unit sweep");
+  harness::add_int_option(
+      cli, "--decades", o.decades, 2, 12,
+      "the sweep covers c = 10^-decades .. 10^decades (2 or more: the "
+      "slope is fitted for c >= 10)");
   harness::add_int_option(cli, "--per-decade", o.per_decade, 1, 20,
-                       "points per decade of the sweep");
+                          "points per decade of the sweep", 2);
   harness::add_real_option(cli, "--scale", o.scale, 1e-12, 1e12,
-                        "unit factor c of the summary table (1000: mA)");
-  harness::add_int_option(cli, "--runs", o.runs, 1, 1000, "training runs per unit");
+                           "unit factor c of the summary table (1000: mA)");
+  harness::add_int_option(cli, "--runs", o.runs, 1, 1000, "training runs per unit", 3);
   harness::add_int_option(cli, "--iterations", o.iterations, 0, 100000,
-                       "Adam steps per training run");
+                          "Adam steps per training run", 200);
   harness::add_real_option(cli, "--eps", o.eps, 1e-12, 1, "LayerNorm's epsilon");
-  return harness::run_program(cli, argc, argv, [&] {
-    if (o.common.quick) {  // --quick shrinks only what the user did not set
-      if (!harness::option_given(cli, "--runs")) o.runs = 3;
-      if (!harness::option_given(cli, "--iterations")) o.iterations = 200;
-      if (!harness::option_given(cli, "--per-decade")) o.per_decade = 2;
-    }
-    run(o);
-  });
+  return harness::run_program(cli, argc, argv, [&] { run(o); });
 }
