@@ -11,6 +11,7 @@
 #include "attn/linear_attention.hpp"
 #include "attn/random.hpp"
 #include "attn/tiled_attention.hpp"
+#include "harness/timing.hpp"
 
 namespace {
 
@@ -86,7 +87,7 @@ BENCHMARK(BM_linear_attention_stored_features)
 }  // namespace
 
 int main(int argc, char** argv) {
-  attn::keep_freed_memory();  // time the arithmetic, not page faults
+  harness::keep_freed_memory();  // time the arithmetic, not page faults
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

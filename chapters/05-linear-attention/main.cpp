@@ -17,6 +17,7 @@
 #include "experiments.hpp"  // the attn headers and the chapter's experiments (namespace ch05)
 #include "harness/cli.hpp"
 #include "harness/output.hpp"
+#include "harness/timing.hpp"
 #include "timing.hpp"
 
 namespace {
@@ -540,7 +541,7 @@ void run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  attn::keep_freed_memory();  // time the arithmetic, not page faults
+  harness::keep_freed_memory();  // time the arithmetic, not page faults
   Options o;
   harness::CommandLine cli{
       "Chapter 05 — Softmax attention as infinite-dimensional linear attention.", "ch05"};

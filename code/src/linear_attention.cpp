@@ -5,9 +5,6 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
-#if defined(__GLIBC__)
-#include <malloc.h>  // mallopt
-#endif
 
 #include "common.hpp"
 
@@ -162,13 +159,6 @@ MatrixXd causal_linear_attention(const Eigen::Ref<const MatrixXd>& phiQ,
   }
   // [causal-rnn]
   return out;
-}
-
-void keep_freed_memory() {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_MAX, 0);  // every block from the heap, none mapped separately
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
 }
 
 }  // namespace attn

@@ -67,12 +67,4 @@ Eigen::MatrixXd causal_linear_attention(const Eigen::Ref<const Eigen::MatrixXd>&
                                         const Eigen::Ref<const Eigen::MatrixXd>& phiK,
                                         const Eigen::Ref<const Eigen::MatrixXd>& V);
 
-/// \brief Makes glibc keep freed memory in the heap, for timing at large n.
-///
-/// Each call of the timed functions allocates its n × r matrices afresh. By default glibc
-/// gives every block above 32 MiB back to the kernel when it is freed and maps a new one on
-/// the next call, so each call pays a page fault per 4 KiB it touches; on the book's
-/// virtual machine that costs more than the arithmetic. Does nothing without glibc.
-void keep_freed_memory();
-
 }  // namespace attn
