@@ -35,34 +35,40 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 
 struct Options {
   harness::CommonOptions common;
-  long n = 100;        // training points of the fits, the weight maps and the LOO-CV
-  double noise = 0.5;  // standard deviation of the label noise
-  std::string kernel = "gaussian";  // kernel of the rate sweep and of the chosen h
-  double h = 0.05;     // bandwidth of the weight maps (the fits also use h/2.5, 4h)
-  long reps = 300;     // data sets at the smallest n of the rate sweep
-  long max_n = 25600;  // largest n of the rate sweep (100, 200, 400, ... up to it)
+  long n = 100;
+  double noise = 0.5;
+  std::string kernel = "gaussian";
+  double h = 0.05;
+  long reps = 300;
+  long max_n = 25600;
 };
 
-// CSV rows of a table whose NaN entries (undefined values) are written as the word NaN,
-// which gnuplot reads as a gap; harness::write_csv refuses NaN numbers.
+// f(), or NaN where the library refuses it with std::domain_error: a compact kernel with no
+// key within h. NaN is a gap in the tables and figures, never a printed or saved result.
+template <typename F>
+double or_nan(F f) try {
+  return f();
+} catch (const std::domain_error&) {
+  return nan;
+}
+
+// CSV rows of a table whose NaN entries are written as the word NaN, which gnuplot reads as
+// a gap; harness::write_csv refuses NaN numbers.
 std::vector<std::vector<harness::CsvCell>> with_gaps(const MatrixXd& table) {
-  std::vector<std::vector<harness::CsvCell>> rows(static_cast<std::size_t>(table.rows()));
-  for (Index i = 0; i < table.rows(); ++i)
-    for (Index j = 0; j < table.cols(); ++j)
-      rows[std::size_t(i)].push_back(std::isnan(table(i, j)) ? harness::CsvCell("NaN")
-                                                             : table(i, j));
+  std::vector<std::vector<harness::CsvCell>> rows;
+  for (const auto& row : table.rowwise()) {
+    rows.emplace_back();
+    for (const double x : row)
+      rows.back().push_back(std::isnan(x) ? "NaN" : harness::CsvCell(x));
+  }
   return rows;
 }
 
-// Mean squared error against f of an estimate on the queries T.
 double mse_against_f(const MatrixXd& T, const MatrixXd& fit) {
-  double mse = 0;
-  for (Index j = 0; j < T.rows(); ++j)
-    mse += std::pow(fit(j, 0) - ch02::truth(T(j, 0)), 2) / static_cast<double>(T.rows());
-  return mse;
+  return (fit - T.unaryExpr([](double x) { return ch02::truth(x); })).squaredNorm() /
+         static_cast<double>(T.rows());
 }
 
-// ------------------------------------------------------------------------------------
 // 2. The bandwidth: fits of every kernel at three bandwidths.
 void fits(const Options& o, const ch02::Data& data, const path& out, harness::Report& r) {
   const Index m = r.put("fit_grid_points", Index{401});
@@ -70,51 +76,42 @@ void fits(const Options& o, const ch02::Data& data, const path& out, harness::Re
   const std::vector<double> hs{o.h / 2.5, o.h, 4 * o.h};
   std::vector<std::string> header{"x", "f"};
   MatrixXd table(m, 2 + 4 * 3);
-  for (Index j = 0; j < m; ++j) table(j, 0) = T(j, 0), table(j, 1) = ch02::truth(T(j, 0));
+  table.leftCols(2) << T, T.unaryExpr([](double x) { return ch02::truth(x); });
   r.say(
-      "2. Fits of y = sin(2 pi x) + {:g} N(0,1), n = {}: mean squared error against f\n",
-      o.noise, o.n);
-  r.say("   on a grid of {} points in [0, 1] (undefined: no key within h)\n   {:<13}", m,
-        "kernel");
+      "2. Fits of y = sin(2 pi x) + {:g} N(0,1), n = {}: mean squared error against f\n"
+      "   on a grid of {} points in [0, 1] (undefined: no key within h)\n   {:<13}",
+      o.noise, o.n, m, "kernel");
   for (const double h : hs) r.say(" {:>20}", fmt::format("h = {:g}", h));
-  r.say("\n");
   Index col = 2;
   for (const Kernel k : attn::all_kernels()) {
     const std::string name = attn::kernel_name(k);
-    r.say("   {:<13}", name);
+    r.say("\n   {:<13}", name);
     for (const double h : hs) {
-      // The estimate at each query, or NaN where a compact kernel has no key within h (the
-      // library refuses those queries with std::domain_error; the figure leaves a gap).
-      Index gaps = 0;
-      for (Index j = 0; j < m; ++j) {
-        try {
-          table(j, col) = attn::nadaraya_watson(T.row(j), data.X, data.Y, k, h)(0, 0);
-        } catch (const std::domain_error&) {
-          table(j, col) = nan;
-          ++gaps;
-        }
-      }
-      double sum = 0;
+      const std::string tag = fmt::format("{}_h{:g}", name, h);
+      header.push_back(tag);
       for (Index j = 0; j < m; ++j)
-        if (!std::isnan(table(j, col))) sum += std::pow(table(j, col) - table(j, 1), 2);
-      ++col;
-      header.push_back(fmt::format("{}_h{:g}", name, h));
-      r.put(fmt::format("fit_undefined_points_{}_h{:g}", name, h), gaps);
+        table(j, col) = or_nan(
+            [&] { return attn::nadaraya_watson(T.row(j), data.X, data.Y, k, h)(0, 0); });
+      const Eigen::ArrayXd error = table.col(col++) - table.col(1);
+      const Index gaps = r.put("fit_undefined_points_" + tag, error.isNaN().count());
       if (gaps == m) {  // results.json holds numbers only: no entry where it is undefined
         r.say(" {:>20}", "undefined");
         continue;
       }
-      const double mse = r.put(fmt::format("fit_mse_{}_h{:g}", name, h),
-                               sum / static_cast<double>(m - gaps));
+      const double sum = error.isNaN().select(0, error).square().sum();
+      const double mse = r.put("fit_mse_" + tag, sum / static_cast<double>(m - gaps));
       r.say(" {:>20}", gaps == 0 ? fmt::format("{:.4f}", mse)
                                  : fmt::format("{:.4f} ({} undef.)", mse, gaps));
     }
-    r.say("\n");
   }
-  r.say("\n");
+  r.say("\n\n");
   harness::write_csv(out / "02-fits.csv", header, with_gaps(table));
   harness::write_csv(out / "02-data.csv", {"x", "y"},
                      (MatrixXd(data.X.rows(), 2) << data.X, data.Y).finished());
+  harness::render_figure(
+      out, "02-fits", "",
+      fmt::format("data='02-data.csv'; h1='{:g}'; h2='{:g}'; h3='{:g}'", hs[0], hs[1],
+                  hs[2]));
 }
 
 // The limit h -> 0 in floating point: from which s = delta / 2h^2 on the Gaussian estimate
@@ -125,79 +122,69 @@ void nearest_limit(const ch02::Data& data, harness::Report& r) {
   std::vector<double> exact, zero;
   double smallest_weight = inf;
   for (Index j = 0; j < m; ++j) {
-    ch02::NearestLimit limit;
     try {
-      limit = ch02::nearest_limit(T.row(j), data.X, data.Y);
+      const ch02::NearestLimit limit = ch02::nearest_limit(T.row(j), data.X, data.Y);
+      exact.push_back(limit.exact_from);
+      zero.push_back(limit.zero_from);
+      smallest_weight = std::min(smallest_weight, limit.second_weight_at_exact);
     } catch (const std::invalid_argument&) {  // the two nearest keys tie: no single label
-      continue;
     }
-    exact.push_back(limit.exact_from);
-    zero.push_back(limit.zero_from);
-    smallest_weight = std::min(smallest_weight, limit.second_weight_at_exact);
   }
   r.say(
       "2. The limit h -> 0 in floating point: Gaussian kernel, the {} queries above;\n"
       "   s = delta/2h^2, delta = gap between the nearest and second-nearest squared "
       "distance\n",
       m);
-  if (exact.empty()) {  // results.json holds numbers only: no entries then
-    r.say("   every query has two nearest keys at the same distance\n\n");
-    return;
-  }
+  if (exact.empty())  // results.json holds numbers only: no entries then
+    return r.say("   every query has two nearest keys at the same distance\n\n");
   std::sort(exact.begin(), exact.end());
   std::sort(zero.begin(), zero.end());
   const double ln2 = std::numbers::ln2;
   r.say(
       "   estimate = nearest label bit for bit for every s >= s_exact:\n"
       "      s_exact from {:.2f} to {:.2f}, median {:.2f}  (53 ln 2 = {:.2f})\n"
-      "      second-nearest weight at s_exact >= {:.1e} (not 0)\n",
+      "      second-nearest weight at s_exact >= {:.1e} (not 0)\n"
+      "   second-nearest weight exactly 0 for every s >= s_zero:\n"
+      "      s_zero from {:.4f} to {:.4f}  (1075 ln 2 = {:.4f})\n\n",
       r.put("limit_exact_s_min", exact.front()), r.put("limit_exact_s_max", exact.back()),
       r.put("limit_exact_s_median", exact[exact.size() / 2]),
       r.put("limit_exact_s_theory", 53 * ln2),  // e^{-s} = 2^{-53}
-      r.put("limit_second_weight_at_exact_min", smallest_weight));
-  r.say(
-      "   second-nearest weight exactly 0 for every s >= s_zero:\n"
-      "      s_zero from {:.4f} to {:.4f}  (1075 ln 2 = {:.4f})\n\n",
+      r.put("limit_second_weight_at_exact_min", smallest_weight),
       r.put("limit_zero_s_min", zero.front()), r.put("limit_zero_s_max", zero.back()),
       r.put("limit_zero_s_theory", 1075 * ln2));  // e^{-s} = 2^{-1075}
 }
 
-// ------------------------------------------------------------------------------------
 // 3. The weights as attention maps: queries on a grid x training points sorted by x.
-void weight_maps(const Options& o, const ch02::Data& data, const path& out,
-                 harness::Report& r) {
-  VectorXd x = data.X.col(0);  // the keys, sorted
-  std::sort(x.begin(), x.end());
-  const MatrixXd X = x;
+void weight_maps(double h, const ch02::Data& data, const path& out, harness::Report& r) {
+  MatrixXd X = data.X;  // the keys, sorted
+  std::sort(X.data(), X.data() + X.size());
   const Index m = 40;
   const MatrixXd T = VectorXd::LinSpaced(m, 0.0125, 0.9875);  // centres of 40 cells
   std::vector<std::vector<harness::CsvCell>> rows;
-  r.say("3. Weight maps at h = {:g}: {} queries on a grid x {} keys\n", o.h, m, X.rows());
+  r.say("3. Weight maps at h = {:g}: {} queries on a grid x {} keys\n", h, m, X.rows());
   for (const Kernel k : attn::all_kernels()) {
     // [weights]
     // Row j: the weights of query t_j over the keys x_i, a row of attention weights.
     MatrixXd W(m, X.rows());
-    Index empty = 0;
     for (Index j = 0; j < m; ++j) {
       try {
-        W.row(j) = attn::nw_weights(T.row(j), X, k, o.h);
+        W.row(j) = attn::nw_weights(T.row(j), X, k, h);
       } catch (const std::domain_error&) {  // no key within h: this row is 0/0
         W.row(j).setConstant(nan);
-        ++empty;
       }
     }
     // [weights]
     // Effective number of keys a query averages over, 1 / sum_i w_i^2 (n for uniform
     // weights, 1 for one key), averaged over the queries that have a key.
-    double effective = 0;
-    for (Index j = 0; j < m; ++j)
-      if (!std::isnan(W(j, 0))) effective += 1.0 / W.row(j).squaredNorm();
-    effective /= static_cast<double>(std::max<Index>(1, m - empty));
+    const Eigen::ArrayXd keys = W.rowwise().squaredNorm().cwiseInverse();
+    const Index empty = keys.isNaN().count();
     const std::string name = attn::kernel_name(k);
     r.say(
         "   {:<13} effective keys per query 1/sum w^2 = {:5.2f}; {} queries without a "
         "key\n",
-        name, r.put("weights_effective_keys_" + name, effective),
+        name,
+        r.put("weights_effective_keys_" + name,
+              keys.isNaN().select(0, keys).sum() / double(std::max<Index>(1, m - empty))),
         r.put("weights_empty_rows_" + name, empty));
     for (Index j = 0; j < m; ++j)
       for (Index i = 0; i < X.rows(); ++i)
@@ -208,9 +195,10 @@ void weight_maps(const Options& o, const ch02::Data& data, const path& out,
   r.say("\n");
   harness::write_csv(out / "02-weights.csv",
                      {"kernel", "key_rank", "query", "weight", "empty"}, rows);
+  harness::render_figure(out, "02-weights", "",
+                         fmt::format("h='{:g}'; rows={}; cols={}", h, m, X.rows()));
 }
 
-// ------------------------------------------------------------------------------------
 // 4. The bridge: Gaussian kernel regression as softmax attention.
 void bridge(const Options& o, attn::Rng& rng, const ch02::Data& data,
             harness::Report& r) {
@@ -231,6 +219,7 @@ void bridge(const Options& o, attn::Rng& rng, const ch02::Data& data,
   // Keys of equal norm: the bias is a constant and cancels.
   const MatrixXd Ks = K.rowwise().normalized() * 1.5;
   const MatrixXd A_sphere = attn::attention_weights(s * Q, Ks, MatrixXd());
+  const MatrixXd W_sphere = attn::nw_weights(Q, Ks, Kernel::gaussian, h);
   // On the chapter's 1-D data: plain softmax(x x_i / h^2) against the Gaussian fit.
   const MatrixXd T = VectorXd::LinSpaced(201, 0.0, 1.0);
   const MatrixXd nw = attn::nadaraya_watson(T, data.X, data.Y, Kernel::gaussian, o.h);
@@ -238,29 +227,23 @@ void bridge(const Options& o, attn::Rng& rng, const ch02::Data& data,
       attn::softmax_rows(T * data.X.transpose() / (o.h * o.h)) * data.Y;
   r.say(
       "4. Gaussian kernel regression as softmax attention ({} queries, {} keys, d = {}, "
-      "h = {:g})\n",
-      nq, nk, d, h);
-  r.say("   max |softmax(q.k/h^2 - |k|^2/2h^2) - NW weights|  = {:.1e}\n",
-        r.put("bridge_identity_residual", (A - W).cwiseAbs().maxCoeff()));
-  r.say(
+      "h = {:g})\n"
+      "   max |softmax(q.k/h^2 - |k|^2/2h^2) - NW weights|  = {:.1e}\n"
       "   max |softmax(q.k/h^2) - NW weights|, keys of unequal norm = {:.3f}\n"
-      "      (the outputs differ by up to {:.3f})\n",
-      r.put("plain_softmax_weight_difference", (A_plain - W).cwiseAbs().maxCoeff()),
-      r.put("plain_softmax_output_difference",
-            (A_plain * V - W * V).cwiseAbs().maxCoeff()));
-  r.say("   the same, all keys of norm 1.5 = {:.1e}\n",
-        r.put("equal_norm_keys_weight_difference",
-              (A_sphere - attn::nw_weights(Q, Ks, Kernel::gaussian, h))
-                  .cwiseAbs()
-                  .maxCoeff()));
-  r.say(
+      "      (the outputs differ by up to {:.3f})\n"
+      "   the same, all keys of norm 1.5 = {:.1e}\n"
       "   1-D data, h = {:g}: MSE against f of NW {:.4f}, of plain softmax(x x_i/h^2)"
       " {:.4f}\n\n",
+      nq, nk, d, h, r.put("bridge_identity_residual", (A - W).lpNorm<Eigen::Infinity>()),
+      r.put("plain_softmax_weight_difference", (A_plain - W).lpNorm<Eigen::Infinity>()),
+      r.put("plain_softmax_output_difference",
+            (A_plain * V - W * V).lpNorm<Eigen::Infinity>()),
+      r.put("equal_norm_keys_weight_difference",
+            (A_sphere - W_sphere).lpNorm<Eigen::Infinity>()),
       o.h, r.put("mse_nw_1d", mse_against_f(T, nw)),
       r.put("mse_plain_softmax_1d", mse_against_f(T, plain)));
 }
 
-// ------------------------------------------------------------------------------------
 // 6. Consistency: the error against n with h = c n^{-1/5}.
 void rate(const Options& o, attn::Rng& rng, const path& out, harness::Report& r) {
   const Kernel kernel = attn::parse_kernel(r.put("rate_kernel", o.kernel));
@@ -268,8 +251,7 @@ void rate(const Options& o, attn::Rng& rng, const path& out, harness::Report& r)
   for (Index n = 100; n <= o.max_n; n *= 2) ns.push_back(n);
   const ch02::RateFit fit =
       ch02::consistency(ns, o.reps, o.noise, kernel, 50, rng, [&](Index k, Index K) {
-        harness::progress(
-            fmt::format("rate sweep: n = {} ({} of {})", ns[std::size_t(k)], k + 1, K));
+        harness::progress(fmt::format("rate sweep: size {} of {}", k + 1, K));
       });
   harness::progress("");
   r.say("6. Consistency, {} kernel, h = {:.3g} n^(-1/5){}: interior MSE against f\n",
@@ -277,10 +259,11 @@ void rate(const Options& o, attn::Rng& rng, const path& out, harness::Report& r)
         kernel == Kernel::gaussian ? "" : " (sd 0.15 n^(-1/5))");
   r.say("   {:>7} {:>6} {:>10} {:>12} {:>14}\n", "n", "h", "data sets", "mean MSE",
         "MSE * n^(4/5)");
-  MatrixXd table(static_cast<Index>(ns.size()), 7);
+  const Index K = fit.n.size();
+  MatrixXd table(K, 7);
   const double mean_log_n = ch02::log_of(fit.n).mean();
   const double mean_log_e = ch02::log_of(fit.mean_error).mean();
-  for (Index k = 0; k < table.rows(); ++k) {
+  for (Index k = 0; k < K; ++k) {
     const double n = fit.n(k), e = fit.mean_error(k), se = fit.log_error_se(k);
     table.row(k) << n, e, e * std::exp(-2 * se), e * std::exp(2 * se),
         std::exp(fit.intercept + fit.slope * std::log(n)),
@@ -294,25 +277,27 @@ void rate(const Options& o, attn::Rng& rng, const path& out, harness::Report& r)
   r.put("rate_slope_interval_low", fit.slope - 2 * fit.slope_se);
   r.put("rate_slope_interval_high", fit.slope + 2 * fit.slope_se);
   r.put("rate_slope_theory", -0.8);
-  const Index last = table.rows() - 1;  // MSE n^{4/5}, constant in theory, at both ends
+  // MSE n^{4/5}, constant in theory, at both ends of the sweep:
   r.put("rate_n_first", fit.n(0));
-  r.put("rate_n_last", fit.n(last));
+  r.put("rate_n_last", fit.n(K - 1));
   r.put("rate_h_first", table(0, 5));
   r.put("rate_scaled_mse_first", fit.mean_error(0) * std::pow(fit.n(0), 0.8));
-  r.put("rate_scaled_mse_last", fit.mean_error(last) * std::pow(fit.n(last), 0.8));
+  r.put("rate_scaled_mse_last", fit.mean_error(K - 1) * std::pow(fit.n(K - 1), 0.8));
   harness::write_csv(out / "02-rate.csv",
                      {"n", "mse", "mse_lo", "mse_hi", "fitted", "h", "reference"}, table);
+  harness::render_figure(out, "02-rate", "",
+                         fmt::format("kernel='{}'; slope={:.17g}; slope_se={:.17g}",
+                                     o.kernel, fit.slope, fit.slope_se));
 }
 
-// ------------------------------------------------------------------------------------
 // 7. Choosing h: leave-one-out cross-validation on a grid of bandwidths, and (dashed in the
 // figure) what CV estimates for the Gaussian kernel: the noise variance plus the fit's MSE.
 void cross_validation(const Options& o, const ch02::Data& data, const path& out,
                       harness::Report& r) {
   const Index points = r.put("loo_cv_grid_points", Index{81});
   MatrixXd table(points, 1 + 4 + 1);
-  const VectorXd log_h = VectorXd::LinSpaced(points, std::log(0.005), std::log(0.5));
-  table.col(0) = log_h.array().exp();
+  table.col(0) =
+      VectorXd::LinSpaced(points, std::log(0.005), std::log(0.5)).array().exp();
   std::vector<std::string> header{"h"};
   r.say("7. Leave-one-out cross-validation on the n = {} points, h from 0.005 to 0.5\n",
         o.n);
@@ -322,27 +307,20 @@ void cross_validation(const Options& o, const ch02::Data& data, const path& out,
     const std::string name = attn::kernel_name(k);
     header.push_back("cv_" + name);
     double best = inf, best_h = nan;
-    Index undefined = 0;
     for (Index p = 0; p < points; ++p) {
-      harness::progress(
-          fmt::format("cross-validation, {} kernel: h {} of {}", name, p + 1, points));
-      double cv = nan;
-      try {
-        cv = attn::nw_loo_cv(data.X, data.Y, k, table(p, 0));
-      } catch (const std::domain_error&) {  // an isolated point: CV(h) is undefined
-        ++undefined;
-      }
-      table(p, col) = cv;
+      harness::progress(fmt::format("CV, {} kernel: h {} of {}", name, p + 1, points));
+      // NaN where an isolated point leaves CV(h) undefined.
+      const double cv = table(p, col) =
+          or_nan([&] { return attn::nw_loo_cv(data.X, data.Y, k, table(p, 0)); });
       if (cv < best) best = cv, best_h = table(p, 0);
     }
-    ++col;
-    if (undefined == points) {  // results.json holds numbers only: no entry then
+    const Index undefined = table.col(col++).array().isNaN().count();
+    if (undefined == points)  // results.json holds numbers only: no entry then
       r.say("   {:<13} CV is undefined for every h of the grid\n", name);
-    } else {
+    else
       r.say("   {:<13} min CV = {:.4f} at h = {:.4f}  (undefined for {} of {} h)\n", name,
             r.put("loo_cv_min_" + name, best), r.put("loo_cv_best_h_" + name, best_h),
             undefined, points);
-    }
     if (name == o.kernel) chosen_h = best_h, chosen_cv = best;
   }
   harness::progress("");
@@ -359,15 +337,13 @@ void cross_validation(const Options& o, const ch02::Data& data, const path& out,
   r.put("risk_best_h_gaussian", table(best_risk, 0));  // the minimum of the dashed curve
   harness::write_csv(out / "02-loocv.csv", header, with_gaps(table));
   r.put("chosen_kernel", o.kernel);
-  if (std::isnan(chosen_h)) {
+  if (std::isnan(chosen_h))
     r.say("   no h of the grid can be chosen for --kernel {}\n\n", o.kernel);
-    return;
-  }
-  r.say("   chosen for --kernel {}: h = {:.4f} (CV {:.4f})\n\n", o.kernel,
-        r.put("chosen_bandwidth", chosen_h), r.put("chosen_bandwidth_cv", chosen_cv));
+  else
+    r.say("   chosen for --kernel {}: h = {:.4f} (CV {:.4f})\n\n", o.kernel,
+          r.put("chosen_bandwidth", chosen_h), r.put("chosen_bandwidth_cv", chosen_cv));
 }
 
-// ------------------------------------------------------------------------------------
 // 8. Learning h: gradient descent on log h, from a bandwidth that is far too smooth.
 void learned_bandwidth(const ch02::Data& data, const path& out, harness::Report& r) {
   const std::vector<attn::BandwidthStep> path =
@@ -376,7 +352,7 @@ void learned_bandwidth(const ch02::Data& data, const path& out, harness::Report&
   for (std::size_t t = 0; t < path.size(); ++t)
     steps.row(Index(t)) << static_cast<double>(t), path[t].h, path[t].loss, path[t].grad;
   harness::write_csv(out / "02-learned.csv", {"step", "h", "loss", "grad"}, steps);
-  const auto& last = path.back();
+  const attn::BandwidthStep& last = path.back();
   r.say(
       "8. Learned Gaussian h (gradient descent on log h from {:g}): h = {:.4f}\n"
       "      CV {:.4f}, |dCV/dlog h| = {:.1e} after {} steps\n\n",
@@ -386,17 +362,17 @@ void learned_bandwidth(const ch02::Data& data, const path& out, harness::Report&
   r.put("learned_bandwidth_final_gradient", last.grad);
   for (std::size_t t = 1; t <= 2 && t < path.size(); ++t)  // the first, large steps
     r.put(fmt::format("learned_bandwidth_step{}", t), path[t].h);
+  // The figure of section 7, with the learned path on the CV curve.
+  harness::render_figure(out, "02-loocv", "", "learned='02-learned.csv'");
 }
 
-void run(const Options& o) {  // --h and --noise are range-checked by the parser
+void run(const Options& o) {
   // The largest allocations: cross-validation's n x n matrices (distances, logits, weights
   // and their softmax: about 5 at once) with the weight maps' CSV rows (160 n of them, about
-  // 250 bytes each); the rate sweep's 50 x n ones at its largest n.
+  // 250 bytes each); the rate sweep's 50 x n ones at its largest n (at most --max-n).
   const double n = static_cast<double>(o.n);
   harness::require_memory("--n", 8 * 5 * n * n + 250 * 160 * n);
-  double n_last = 100;
-  while (2 * n_last <= static_cast<double>(o.max_n)) n_last *= 2;
-  harness::require_memory("--max-n", 8 * 4 * 50 * n_last);
+  harness::require_memory("--max-n", 8 * 4 * 50 * static_cast<double>(o.max_n));
   const path out = harness::begin_output(o.common.out);
 
   attn::Rng rng(o.common.seed);
@@ -408,27 +384,14 @@ void run(const Options& o) {  // --h and --noise are range-checked by the parser
   r.put("h", o.h);
   r.put("reps", o.reps);
   r.put("max_n", o.max_n);
-
   const ch02::Data data = ch02::make_data(o.n, o.noise, rng);
   fits(o, data, out, r);
   nearest_limit(data, r);
-  weight_maps(o, data, out, r);
+  weight_maps(o.h, data, out, r);
   bridge(o, rng, data, r);
   rate(o, rng, out, r);
   cross_validation(o, data, out, r);
   learned_bandwidth(data, out, r);
-
-  harness::render_figure(
-      out, "02-fits", "",
-      fmt::format("data='02-data.csv'; h1='{:g}'; h2='{:g}'; h3='{:g}'", o.h / 2.5, o.h,
-                  4 * o.h));
-  harness::render_figure(out, "02-weights", "",
-                         fmt::format("h='{:g}'; rows={}; cols={}", o.h, 40, o.n));
-  harness::render_figure(out, "02-rate", "",
-                         fmt::format("kernel='{}'; slope={:.17g}; slope_se={:.17g}",
-                                     o.kernel, r.results.number("rate_slope"),
-                                     r.results.number("rate_slope_two_se") / 2));
-  harness::render_figure(out, "02-loocv", "", "learned='02-learned.csv'");
   harness::finish_program(out, r);
 }
 
