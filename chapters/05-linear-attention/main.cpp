@@ -1,17 +1,16 @@
 // Chapter 05 — Softmax attention as infinite-dimensional linear attention.
 //
-// Checks the feature maps phi with phi(q).phi(k) ~ exp(q.k) (Taylor, exp-limit, positive,
-// orthogonal and trigonometric random features) and how fast each converges, compares them
-// at equal feature dimension, checks linear attention against the quadratic form and the
-// stabilisers real implementations use, measures the rank of attention matrices, and times
-// softmax against linear attention. The sections follow the numbering of output.txt, which
-// the README cites; one random stream runs through them in this order.
+// Feature maps phi with phi(q).phi(k) ~ exp(q.k), how fast each converges, linear attention
+// and its stabilisers, the rank of attention matrices, and the time per call. The sections
+// follow the numbering of output.txt, which the README cites; one random stream runs
+// through them in this order.
 
 #include <fmt/core.h>
 
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "experiments.hpp"  // the attn headers and the chapter's experiments (namespace ch05)
@@ -24,28 +23,42 @@ namespace {
 
 namespace fs = std::filesystem;
 using ch05::Estimator;
+using ch05::Fit;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
+using harness::progress;
 using harness::Report;
 
-// The deterministic maps have d_k^p features: their sections work in d_k = 4.
-constexpr Index d_poly = 4;
+constexpr Index d_poly =
+    4;  // the deterministic maps have d_k^p features: they use d_k = 4
 
 struct Options {
   harness::CommonOptions common;
-  long d = 16;           // head width d_k of the attention, rank and timing experiments
-  long n = 256;          // tokens n of the attention and rank experiments
-  long r = 64;           // random features r of the attention and timing experiments
-  long taylor_p = 8;     // --order: largest Taylor order p whose feature map is built
-  long exp_limit_p = 6;  // --exp-order: largest exp-limit power p whose map is built
-  long trials = 400;     // Monte Carlo trials per point
-  long max_log2_n = 20;  // timing: linear attention up to n = 2^this
-  long block = 256;      // timing: rows per block of the streamed linear attention
+  long d = 16, n = 256, r = 64;
+  long taylor_p = 8;     // --order
+  long exp_limit_p = 6;  // --exp-order
+  long trials = 400, max_log2_n = 20, block = 256;
 };
 
 std::string key(std::string_view prefix, double x) {
   return fmt::format("{}{:g}", prefix, x);
+}
+
+// Records a fitted slope and two standard errors as <prefix><suffix>, <prefix>_2se<suffix>.
+Fit put_fit(Report& report, const std::string& prefix, const std::string& suffix, Fit f) {
+  report.put(prefix + suffix, f.slope);
+  report.put(prefix + "_2se" + suffix, 2 * f.slope_se);
+  return f;
+}
+
+// Writes `table` (a matrix or CSV rows) as <name>.csv and draws figures/<name>.gp from it.
+template <typename Table>
+void plot(const fs::path& out, const std::string& name,
+          const std::vector<std::string>& header, const Table& table,
+          const std::string& variables = "") {
+  harness::write_csv(out / (name + ".csv"), header, table);
+  harness::render_figure(out, name, "", variables);
 }
 
 // max over pairs of |lhs_ij - f(q_i.k_j)| / f(sum_l |q_il k_jl|): relative to the size of
@@ -61,9 +74,8 @@ double max_relative_residual(const MatrixXd& lhs, const MatrixXd& Q, const Matri
 // 1 (README section 2). The Taylor map: identity, truncation error, negative weights.
 void taylor(const Options& o, attn::Rng& rng, const fs::path& out, Report& report) {
   report.say(
-      "1. Taylor map phi_p(x) = [1, x, x(x)x/sqrt(2!), ..., x^(x)p/sqrt(p!)], d_k = {}\n"
-      "     p   features max rel |phi.phi - T_p|\n",
-      d_poly);
+      "1. Taylor map phi_p(x) = [1, x, x(x)x/sqrt(2!), ..., x^(x)p/sqrt(p!)], d_k = 4\n"
+      "     p   features max rel |phi.phi - T_p|\n");
   const MatrixXd Q = attn::random_normal(16, d_poly, rng),
                  K = attn::random_normal(16, d_poly, rng);
   double worst = 0;
@@ -80,42 +92,37 @@ void taylor(const Options& o, attn::Rng& rng, const fs::path& out, Report& repor
   }
   report.put("taylor_identity_max_rel_residual", worst);
 
-  // Truncation error against the Lagrange bound, for t = -4, -1, 1, 4.
   const ch05::TaylorErrors errors = ch05::taylor_errors({-4, -1, 1, 4});
-  const MatrixXd& table = errors.table;
-  harness::write_csv(out / "05-taylor-error.csv",
-                     {"p", "err_m4", "bound_m4", "err_m1", "bound_m1", "err_1", "bound_1",
-                      "err_4", "bound_4"},
-                     table);
-  harness::render_figure(out, "05-taylor-error");
+  plot(out, "05-taylor-error",
+       {"p", "err_m4", "bound_m4", "err_m1", "bound_m1", "err_1", "bound_1", "err_4",
+        "bound_4"},
+       errors.table);
   report.say(
       "   |e^t - T_p(t)| / Lagrange bound <= {:.3f} for t in {{-4, -1, 1, 4}}, p <= 20\n"
       "   |e^4 - T_p(4)|:",
       report.put("taylor_error_over_lagrange_bound_max", errors.worst_ratio));
   for (const int p : {4, 8, 12, 16})
     report.say("{} p = {}: {:.3g}", p == 4 ? "" : ",", p,
-               report.put(key("taylor_error_t4_p", p), table(p, 7)));
+               report.put(key("taylor_error_t4_p", p), errors.table(p, 7)));
 
-  report.say(
-      "\n   odd p: T_p(t) < 0 for t below its root; even p: min T_p = t*^p / p! > 0\n");
-  for (int p = 1; p <= 9; ++p) {
-    const double t = p % 2 ? ch05::taylor_root(p) : ch05::taylor_even_minimum_point(p);
-    if (p % 2)
-      report.say("   p = {}: root {:.4f}\n", p, report.put(key("taylor_root_p", p), t));
-    else
-      report.say("   p = {}: minimum {:.4g} at t* = {:.4f}\n", p,
-                 report.put(key("taylor_min_p", p), attn::taylor_exp(t, p)), t);
+  // T_(p+1)' = T_p: the minimum of T_(p+1) lies at the root of T_p.
+  report.say("\n   odd p: T_p(t) < 0 below its root t*; min T_(p+1) = T_(p+1)(t*) > 0\n");
+  for (int p = 1; p <= 9; p += 2) {
+    const double root = report.put(key("taylor_root_p", p), ch05::taylor_root(p));
+    report.say("   p = {}: root t* = {:.4f}", p, root);
+    if (p < 9)
+      report.say(", p = {}: minimum {:.4g}", p + 1,
+                 report.put(key("taylor_min_p", p + 1), attn::taylor_exp(root, p + 1)));
+    report.say("{}", p < 9 ? "\n" : "\n\n");
   }
-  report.say("\n");
 }
 
 // 2 (README section 3). The exp-limit map psi_p(x) = [1, x/sqrt(p)]^(x)p: identity, and
 // its error e^t t^2 / (2p).
 void exp_limit(const Options& o, attn::Rng& rng, const fs::path& out, Report& report) {
   report.say(
-      "2. Exp-limit map psi_p(x) = [1, x/sqrt(p)]^(x)p, d_k = {}\n"
-      "     p   features max rel |psi.psi - (1+t/p)^p|\n",
-      d_poly);
+      "2. Exp-limit map psi_p(x) = [1, x/sqrt(p)]^(x)p, d_k = 4\n"
+      "     p   features max rel |psi.psi - (1+t/p)^p|\n");
   const MatrixXd Q = attn::random_normal(16, d_poly, rng),
                  K = attn::random_normal(16, d_poly, rng);
   double worst = 0;
@@ -129,31 +136,28 @@ void exp_limit(const Options& o, attn::Rng& rng, const fs::path& out, Report& re
   }
   report.put("exp_limit_identity_max_rel_residual", worst);
 
-  // Error against p = 1 .. 2^20 with its leading term e^t t^2 / (2p).
+  // The error for p = 1 .. 2^20 against its leading term: slopes fitted for p >= 2^6, where
+  // the 1/p term dominates, and error / leading term at p = 2^20 (row 20).
   const std::vector<double> ts{-2, 0.5, 1, 2};
   const MatrixXd table = ch05::exp_limit_errors(ts);
-  harness::write_csv(out / "05-exp-limit-error.csv",
-                     {"p", "err_m2", "asym_m2", "err_05", "asym_05", "err_1", "asym_1",
-                      "err_2", "asym_2"},
-                     table);
-  // Slopes fitted for p >= 2^6, where the 1/p term dominates; error / leading term at 2^20.
+  report.say("      t   error slope in p (2 SE)   error / (e^t t^2 / 2p) at p = 2^20\n");
   std::string slopes;
   double worst_deviation = 0;
   for (int i = 0; i < 4; ++i) {
-    const ch05::Fit f =
-        ch05::fit_loglog(table.col(0).tail(15), table.col(1 + 2 * i).tail(15));
+    const Fit f =
+        put_fit(report, "exp_limit_error_slope", key("_t", ts[i]),
+                ch05::fit_loglog(table.col(0).tail(15), table.col(1 + 2 * i).tail(15)));
     const double ratio = table(20, 1 + 2 * i) / table(20, 2 + 2 * i);
     worst_deviation = std::max(worst_deviation, std::abs(ratio - 1));
-    report.put(key("exp_limit_error_slope_t", ts[i]), f.slope);
-    report.say(
-        "   t = {:>4}: error slope in p = {:.4f} +- {:.4f} (2 SE), error*2p/(e^t t^2) "
-        "at p = 2^20: {:.5f}\n",
-        ts[i], f.slope,
-        report.put(key("exp_limit_error_slope_2se_t", ts[i]), 2 * f.slope_se), ratio);
+    report.say("   {:>4} {:>12.4f} +- {:.4f} {:>20.5f}\n", ts[i], f.slope, 2 * f.slope_se,
+               ratio);
     slopes += fmt::format("s{}={};", i + 1, f.slope);
   }
-  harness::render_figure(out, "05-exp-limit-error", "", slopes);
   report.put("exp_limit_leading_ratio_max_deviation", worst_deviation);
+  plot(out, "05-exp-limit-error",
+       {"p", "err_m2", "asym_m2", "err_05", "asym_05", "err_1", "asym_1", "err_2",
+        "asym_2"},
+       table, slopes);
   report.say("   odd p: (1 + t/p)^p < 0 for t < -p, e.g. p = 3, t = -4: {:.4f}\n\n",
              std::pow(1 - 4.0 / 3, 3));
 }
@@ -179,27 +183,22 @@ void random_features(const Options& o, attn::Rng& rng, const fs::path& out,
              e1.size(), mean, truth,
              report.put("positive_unbiased_z", (mean - truth) / se));
 
-  // Relative RMSE against r for the three estimators, and the theory for two of them.
+  // Relative RMSE against r for the three estimators (row 6 is r = 256), and the theory
+  // for the positive and trigonometric ones (columns 4 and 5).
   const int max_log2_r = o.common.quick ? 9 : 12;
   const MatrixXd table =
       ch05::rmse_against_r(q, k, max_log2_r, trials, rng, [&](Index r) {
-        harness::progress(
-            fmt::format("random features: r = {} of {}", r, 1 << max_log2_r));
+        progress(fmt::format("random features: r = {} of {}", r, 1 << max_log2_r));
       });
-  harness::progress("");
-  harness::write_csv(
-      out / "05-rf-error.csv",
-      {"r", "positive", "orthogonal", "trigonometric", "positive_theory", "trig_theory"},
-      table);
+  progress("");
   report.say(
       "   |q| = |k| = 0.5, q.k = 0.1: relative RMSE ~ C r^slope (fit over r = 4..{})\n",
       1 << max_log2_r);
   std::string slopes = "in2='05-rf-kernel.csv'";
-  for (int e = 0; e < 3; ++e) {  // row 6 is r = 256
-    const ch05::Fit f = ch05::fit_loglog(table.col(0), table.col(1 + e));
+  for (int e = 0; e < 3; ++e) {
     const std::string name = ch05::name(Estimator(e));
-    report.put("rf_slope_" + name, f.slope);
-    report.put("rf_slope_2se_" + name, 2 * f.slope_se);
+    const Fit f = put_fit(report, "rf_slope", "_" + name,
+                          ch05::fit_loglog(table.col(0), table.col(1 + e)));
     report.say("   {:<14} slope {:.3f} +- {:.3f} (2 SE), RMSE at r = 256: {:.4f}\n", name,
                f.slope, 2 * f.slope_se,
                report.put("rf_rmse_r256_" + name, table(6, 1 + e)));
@@ -226,7 +225,9 @@ void random_features(const Options& o, attn::Rng& rng, const fs::path& out,
                      {"qk", "kernel", "positive", "trig", "positive_theory",
                       "trig_theory", "trig_negative"},
                      sweep);
-  harness::render_figure(out, "05-rf-error", "", slopes);
+  plot(out, "05-rf-error",
+       {"r", "positive", "orthogonal", "trigonometric", "positive_theory", "trig_theory"},
+       table, slopes);
   report.say("\n");
 }
 
@@ -248,9 +249,7 @@ void equal_dimension(const Options& o, attn::Rng& rng, const fs::path& out,
     report.say("   {:<14} {:>8} {:>16.3e}\n", e.label, e.D,
                report.put("equal_dim_" + e.name, e.error));
   }
-  harness::write_csv(out / "05-equal-dimension.csv",
-                     {"map", "dim", "rel_frobenius_error"}, rows);
-  harness::render_figure(out, "05-equal-dimension");
+  plot(out, "05-equal-dimension", {"map", "dim", "rel_frobenius_error"}, rows);
   report.say("\n");
 }
 
@@ -266,11 +265,15 @@ void attention_checks(const Options& o, attn::Rng& rng, Report& report) {
                  K = attn::random_normal(n, d, rng, sigma),
                  V = attn::random_normal(n, d, rng);
   const MatrixXd W = attn::gaussian_directions(r, d, rng);
+  using enum attn::Stabiliser;
+  const auto features = [&](const MatrixXd& X, attn::Stabiliser s = none,
+                            double eps = 0) {
+    return attn::positive_random_features(X, W, s, eps);
+  };
   const auto relative = [](const MatrixXd& a, const MatrixXd& b) {
     return (a - b).lpNorm<Eigen::Infinity>() / b.lpNorm<Eigen::Infinity>();
   };
-  const MatrixXd phiQ = attn::positive_random_features(Q, W),
-                 phiK = attn::positive_random_features(K, W);
+  const MatrixXd phiQ = features(Q), phiK = features(K);
   const MatrixXd fast = attn::linear_attention(phiQ, phiK, V);            // O(n r d_k)
   const MatrixXd slow = attn::kernel_attention_quadratic(phiQ, phiK, V);  // O(n^2 r)
   const MatrixXd rnn = attn::causal_linear_attention(phiQ, phiK, V);
@@ -280,28 +283,22 @@ void attention_checks(const Options& o, attn::Rng& rng, Report& report) {
              report.put("linear_vs_quadratic_rel_residual", relative(fast, slow)));
   report.say("   max |causal recurrence - masked quadratic| / max |masked| = {:.1e}\n",
              report.put("causal_rnn_vs_masked_rel_residual", relative(rnn, masked)));
+  // Subtracting the maxima (per query, once over all keys) cancels exactly.
+  const MatrixXd sQ = features(Q, per_row), sK = features(K, global);
+  report.say("   max-subtraction stabiliser changes the output by          {:.1e}\n",
+             report.put("stabiliser_rel_change",
+                        relative(attn::linear_attention(sQ, sK, V), fast)));
 
-  // Stabilisers: subtracting the maxima (per query, once over all keys) cancels exactly.
-  const auto stabilised = [&](const MatrixXd& X, attn::Stabiliser s, double eps = 0) {
-    return attn::positive_random_features(X, W, s, eps);
-  };
-  using enum attn::Stabiliser;
-  const MatrixXd sQ = stabilised(Q, per_row), sK = stabilised(K, global);
-  report.say(
-      "   max-subtraction stabiliser changes the output by          {:.1e} (relative)\n",
-      report.put("stabiliser_rel_change",
-                 relative(attn::linear_attention(sQ, sK, V), fast)));
   // At 30 times the norms omega.x - |x|^2/2 is very negative for every direction and the
   // features underflow: the library refuses a weight sum of 0, but with an exp that stops at
   // a tiny floor instead, the output would silently turn into a plain average of V.
-  const MatrixXd big_q = attn::positive_random_features(30 * Q, W);
+  const MatrixXd big_q = features(30 * Q);
   const auto from_average = [&](const MatrixXd& Y) {
     return (Y.rowwise() - V.colwise().mean()).lpNorm<Eigen::Infinity>();
   };
   std::string unstable = "0/0, refused";
   try {
-    const MatrixXd Y =
-        attn::linear_attention(big_q, attn::positive_random_features(30 * K, W), V);
+    const MatrixXd Y = attn::linear_attention(big_q, features(30 * K), V);
     unstable = Y.allFinite() ? fmt::format("max |output - plain average of V| = {:.1e}",
                                            from_average(Y))
                              : "the output is not finite";
@@ -309,20 +306,19 @@ void attention_checks(const Options& o, attn::Rng& rng, Report& report) {
   }
   report.say("   queries and keys x30: largest unstabilised feature {:.1e}; {}\n",
              report.put("unstabilised_max_feature_x30", big_q.maxCoeff()), unstable);
-  report.say(
-      "   stabilised: max |output - plain average| = {:.2f}\n",
-      report.put("stabilised_distance_from_average_x30",
-                 from_average(attn::linear_attention(stabilised(30 * Q, per_row),
-                                                     stabilised(30 * K, global), V))));
+  report.say("   stabilised: max |output - plain average| = {:.2f}\n",
+             report.put("stabilised_distance_from_average_x30",
+                        from_average(attn::linear_attention(
+                            features(30 * Q, per_row), features(30 * K, global), V))));
 
   // Performer's epsilon, added to every (stabilised) feature, does not cancel: total
   // variation distance of the weights from those without it.
   const MatrixXd A0 = attn::kernel_attention_weights(sQ, sK);
   report.say(
-      "   epsilon added to the stabilised features: mean total variation from eps = 0\n");
+      "   epsilon added to the stabilised features: mean total variation from 0\n");
   for (const double eps : {1e-8, 1e-6, 1e-4, 1e-2}) {
-    const MatrixXd A1 = attn::kernel_attention_weights(stabilised(Q, per_row, eps),
-                                                       stabilised(K, global, eps));
+    const MatrixXd A1 = attn::kernel_attention_weights(features(Q, per_row, eps),
+                                                       features(K, global, eps));
     report.say("     eps = {:g}: {:.2e}\n", eps,
                report.put(key("epsilon_tv_", eps),
                           0.5 * (A1 - A0).cwiseAbs().rowwise().sum().mean()));
@@ -330,9 +326,7 @@ void attention_checks(const Options& o, attn::Rng& rng, Report& report) {
 
   // Each map's normalised weights against softmax's: mean total variation distance per row.
   const MatrixXd target = attn::softmax_rows(Q * K.transpose());
-  report.say(
-      "   weights vs softmax(Q K^T): map                         D      mean TV      min "
-      "w\n");
+  report.say("   weights vs softmax(Q K^T)         D    mean TV      min w\n");
   const auto compare = [&](const std::string& label, const std::string& name,
                            const MatrixXd& phiQ, const MatrixXd& phiK) {
     // [tv-distance]
@@ -341,7 +335,7 @@ void attention_checks(const Options& o, attn::Rng& rng, Report& report) {
     const double tv = 0.5 * (A_hat - target).cwiseAbs().rowwise().sum().mean();
     // [tv-distance]
     report.put("attention_tv_" + name, tv);
-    report.say("   {:>27} {:<22} {:>6} {:>12.4f} {:>10.2e}\n", "", label, phiQ.cols(), tv,
+    report.say("     {:<24} {:>8} {:>10.4f} {:>10.2e}\n", label, phiQ.cols(), tv,
                report.put("attention_min_weight_" + name, W_raw.minCoeff()));
   };
   const MatrixXd Wo = attn::orthogonal_directions(r, d, rng),
@@ -351,8 +345,8 @@ void attention_checks(const Options& o, attn::Rng& rng, Report& report) {
           attn::positive_random_features(Q, Wo), attn::positive_random_features(K, Wo));
   compare(fmt::format("trigonometric, r = {}", r / 2), "trigonometric",
           attn::trig_random_features(Q, Wt), attn::trig_random_features(K, Wt));
-  // About d_k^2 features each: the run's memory was checked up front (require_sizes), so
-  // the feature maps' own limit of 1 GiB is lifted.
+  // About d_k^2 features each: require_sizes() checked the run's memory, so the feature
+  // maps' own limit of 1 GiB is lifted.
   const double no_limit = std::numeric_limits<double>::infinity();
   compare("Taylor, p = 2", "taylor_p2", attn::taylor_features(Q, 2, no_limit),
           attn::taylor_features(K, 2, no_limit));
@@ -375,39 +369,32 @@ void rank(const Options& o, attn::Rng& rng, const fs::path& out, Report& report)
       n, d);
   // [rank]
   const MatrixXd A = attn::softmax_rows(Q * K.transpose());
+  const auto linear = [&](Index r) {  // diag(W 1)^-1 W, W = phi(Q) phi(K)^T, r features
+    const MatrixXd W = attn::gaussian_directions(r, d, rng);
+    return attn::kernel_attention_weights(attn::positive_random_features(Q, W),
+                                          attn::positive_random_features(K, W));
+  };
   const Index r_small = std::min<Index>(16, n), r_big = std::min<Index>(o.r, n);
-  const MatrixXd W16 = attn::gaussian_directions(r_small, d, rng),
-                 Wr = attn::gaussian_directions(r_big, d, rng);
-  const MatrixXd L16 = attn::kernel_attention_weights(
-      attn::positive_random_features(Q, W16), attn::positive_random_features(K, W16));
-  const MatrixXd Lr = attn::kernel_attention_weights(
-      attn::positive_random_features(Q, Wr), attn::positive_random_features(K, Wr));
   const VectorXd sA = attn::singular_values(A);
-  const VectorXd s16 = attn::singular_values(L16);
-  const VectorXd sr = attn::singular_values(Lr);
+  const VectorXd s16 = attn::singular_values(linear(r_small));
+  const VectorXd sr = attn::singular_values(linear(r_big));
   // [rank]
-  MatrixXd spectra(n, 4);
-  spectra << VectorXd::LinSpaced(n, 1, double(n)), sA / sA(0), s16 / s16(0), sr / sr(0);
-  harness::write_csv(
-      out / "05-spectra.csv",
-      {"index", "softmax", key("linear_r", r_small), key("linear_r", r_big)}, spectra);
   const auto rank_of = [](const VectorXd& s) {
     return (s.array() > 1e-10 * s(0)).count();
   };
-  const Index rank_A = report.put("rank_softmax", rank_of(sA)),
-              rank_16 = report.put("rank_linear_r16", rank_of(s16));
-  report.say("   numerical rank: softmax {}, linear r = {}: {}, linear r = {}: {}\n",
-             rank_A, r_small, rank_16, r_big, report.put("rank_linear_r", rank_of(sr)));
-  report.put("softmax_sigma_min_rel", sA(n - 1) / sA(0));
-  const double next16 = r_small < n ? report.put("linear_sigma_next_rel_r16",
-                                                 s16(r_small) / s16(0))
-                                    : 0,
-               next_r = r_big < n
-                            ? report.put("linear_sigma_next_rel_r", sr(r_big) / sr(0))
-                            : 0;
-  report.say(
-      "   sigma_(r+1)/sigma_1 of the linear ones: {:.1e} (r = {}), {:.1e} (r = {})\n",
-      next16, r_small, next_r, r_big);
+  const double sigma_min = report.put("softmax_sigma_min_rel", sA(n - 1) / sA(0));
+  report.say("   softmax         rank {:>5}, sigma_n/sigma_1     = {:.1e}\n",
+             report.put("rank_softmax", rank_of(sA)), sigma_min);
+  for (const auto& [r, s, suffix] :
+       {std::tuple{r_small, &s16, "_r16"}, {r_big, &sr, "_r"}}) {
+    report.say("   linear r = {:<4} rank {:>5}", r,
+               report.put(std::string("rank_linear") + suffix, rank_of(*s)));
+    if (r < n)  // sigma_(r+1) is zero but for rounding
+      report.say(
+          ", sigma_(r+1)/sigma_1 = {:.1e}",
+          report.put(std::string("linear_sigma_next_rel") + suffix, (*s)(r) / (*s)(0)));
+    report.say("\n");
+  }
 
   // The rank of softmax(s Q K^T) as the logit scale s grows, and the keys that are some
   // query's favourite: the rank of the one-hot limit.
@@ -415,103 +402,78 @@ void rank(const Options& o, attn::Rng& rng, const fs::path& out, Report& report)
   const ch05::Favourites favourites = ch05::favourite_keys(logits);
   MatrixXd by_scale(25, 4);
   by_scale << ch05::rank_against_scale(
-      logits,
-      [](double s) { harness::progress(fmt::format("rank at logit scale {:.3g}", s)); }),
+      logits, [](double s) { progress(fmt::format("rank at logit scale {:.3g}", s)); }),
       VectorXd::Constant(25, favourites.distinct_keys);
+  progress("");
   report.say("   numerical rank of softmax(s Q K^T):");
   for (int i = 0; i <= 24; i += 6)
     report.say(
-        " s = {:g}: {}", by_scale(i, 0),
+        "{} s = {:g}: {}", i == 0 ? "" : ",", by_scale(i, 0),
         report.put(key("rank_softmax_scale_", by_scale(i, 0)), Index(by_scale(i, 1))));
-  harness::progress("");
   report.put("distinct_favourite_keys", favourites.distinct_keys);
   // At s = 100 / gap every weight but a row's largest is below e^{-100}: each row is one-hot
   // to rounding and the rank is that of a 0/1 matrix.
-  const double saturation = 100 / favourites.smallest_gap;
-  const Index saturated =
-      attn::numerical_rank(attn::softmax_rows(saturation * logits), 1e-10);
-  report.put("rank_softmax_saturated", saturated);
+  const double saturation = report.put("saturation_scale", 100 / favourites.smallest_gap);
   report.say(
       "\n   {} distinct keys are some query's largest logit; at s = 100 / (smallest gap "
       "between a\n   row's two largest logits) = {:.3g} every row is one-hot to "
       "rounding and the rank is {}\n\n",
-      favourites.distinct_keys, report.put("saturation_scale", saturation), saturated);
+      favourites.distinct_keys, saturation,
+      report.put("rank_softmax_saturated",
+                 attn::numerical_rank(attn::softmax_rows(saturation * logits), 1e-10)));
   harness::write_csv(out / "05-rank-scale.csv",
                      {"scale", "rank_1e10", "rank_1e6", "favourites"}, by_scale);
-  harness::render_figure(
-      out, "05-spectra", "",
-      fmt::format("in2='05-rank-scale.csv';r_small={};r_big={}", r_small, r_big));
+  MatrixXd spectra(n, 4);
+  spectra << VectorXd::LinSpaced(n, 1, double(n)), sA / sA(0), s16 / s16(0), sr / sr(0);
+  plot(out, "05-spectra",
+       {"index", "softmax", key("linear_r", r_small), key("linear_r", r_big)}, spectra,
+       fmt::format("in2='05-rank-scale.csv';r_small={};r_big={}", r_small, r_big));
 }
 
 // 7 (README section 8). Time per call: softmax attention O(n^2 d_k) against linear
-// attention O(n r d_k). The times go to `terminal` (printed, not written to output.txt,
-// which the book quotes and the seed reproduces bit for bit) and to results.json as time_*.
-void timing(const Options& o, attn::Rng& rng, const fs::path& out, Report& report,
-            std::string& terminal) {
+// attention O(n r d_k). Returns the table of times to print: they go to results.json as
+// time_* but stay out of output.txt, which the seed reproduces bit for bit.
+std::string timing(const Options& o, attn::Rng& rng, const fs::path& out,
+                   Report& report) {
   report.say(
-      "7. Time per call, d_k = {}, r = {}, n = 2^5 .. 2^{}: printed on the terminal, "
-      "not here\n   (times depend on the machine); results.json has them under "
-      "time_* keys\n\n",
+      "7. Time per call, d_k = {}, r = {}, n = 2^5 .. 2^{}: on the terminal and in\n"
+      "   results.json (time_*), not here: times depend on the machine\n\n",
       o.d, o.r, o.max_log2_n);
-  const ch05::Timings t = ch05::time_attention(
-      o.d, o.r, int(o.max_log2_n), o.block, o.common.quick, rng,
-      [](int j) { harness::progress(fmt::format("timing at n = 2^{}", j)); });
-  harness::progress("");
-  std::vector<std::vector<harness::CsvCell>> rows;
-  for (std::size_t i = 0; i < t.n.size(); ++i) {
-    const bool softmax = i < t.softmax.size();  // measured up to n = 2^12
-    report.put(fmt::format("time_linear_seconds_n{}", long(t.n[i])), t.linear[i]);
-    if (softmax)
-      report.put(fmt::format("time_softmax_seconds_n{}", long(t.n[i])), t.softmax[i]);
-    rows.push_back({t.n[i], softmax ? harness::CsvCell(t.softmax[i]) : "", t.linear[i]});
-  }
-  harness::write_csv(out / "05-timing.csv", {"n", "softmax", "linear"}, rows);
-  // Slopes: softmax over its last 4 points, linear from n = 2^12 on (or its last 4).
-  const ch05::Fit fs = ch05::fit_loglog_tail(t.n, t.softmax, 4),
-                  fl = ch05::fit_loglog_tail(t.n, t.linear,
-                                             std::max(4L, o.max_log2_n - 11));
-  report.put("time_softmax_slope", fs.slope);
-  report.put("time_softmax_slope_2se", 2 * fs.slope_se);
-  report.put("time_linear_slope", fl.slope);
-  report.put("time_linear_slope_2se", 2 * fl.slope_se);
-  const double crossover =
-      report.put("time_crossover_n", ch05::crossover(t));  // -1: none
-  terminal = ch05::timing_summary(o.d, o.r, t, fs, fl, crossover);
-  harness::render_figure(
-      out, "05-timing", "",
-      fmt::format("crossover={};ss={};sl={};d={};r={}", std::max(0.0, crossover),
-                  fs.slope, fl.slope, o.d, o.r));
+  const ch05::Timings t =
+      ch05::time_attention(o.d, o.r, int(o.max_log2_n), o.block, o.common.quick, rng,
+                           [](int j) { progress(fmt::format("timing at n = 2^{}", j)); });
+  progress("");
+  return ch05::report_timings(o.d, o.r, t, out, report);
 }
 
 // Every size the options allow either fits in this machine's memory or is refused here,
-// before any work, naming the option that makes it large: the largest number of bytes
-// each section holds at once, roughly (the sections run one after the other).
+// before any work, naming the option that makes it large: roughly the most bytes each
+// section holds at once (the sections run one after the other).
 void require_sizes(const Options& o) {
+  if (o.r % 2 != 0)  // the trigonometric map of section 5 has r/2 directions
+    throw harness::usage_error(
+        "--r", fmt::format("must be an even number in [2, 65536] (got {})", o.r));
   const double n = double(o.n), d = double(o.d), r = double(o.r), B = sizeof(double);
+  using harness::require_memory;
   // 1, 2: 16 rows of phi(Q) and phi(K), and the last two tensor powers of x being built.
-  harness::require_memory("--order",
-                          16 * B *
-                              (2 * attn::taylor_feature_dim(d_poly, int(o.taylor_p)) +
-                               1.25 * std::pow(4.0, double(o.taylor_p))));
-  harness::require_memory(
-      "--exp-order",
-      16 * B * 2.2 * attn::exp_limit_feature_dim(d_poly, int(o.exp_limit_p)));
-  harness::require_memory("--trials", 20 * B * double(o.trials));  // the r = 1 estimates
+  require_memory("--order", 16 * B *
+                                (2 * attn::taylor_feature_dim(d_poly, int(o.taylor_p)) +
+                                 1.25 * std::pow(4.0, double(o.taylor_p))));
+  require_memory("--exp-order",
+                 16 * B * 2.2 * attn::exp_limit_feature_dim(d_poly, int(o.exp_limit_p)));
+  require_memory("--trials", 20 * B * double(o.trials));  // 3: the r = 1 estimates
   // 5, 6: up to ten n x r feature matrices at once, a pair with (d_k + 1)^2 columns and its
   // tensor power being built, n x n weights, and singular_values (a 2n x 2n eigenproblem).
   const double features = 10 * n * r, squares = 4 * n * (d + 1) * (d + 1),
                weights = 20 * n * n;
-  harness::require_memory(squares > std::max(features, weights) ? "--d"
-                          : features > weights                  ? "--r"
-                                                                : "--n",
-                          B * (features + squares + weights + 12 * n * d));
+  require_memory(squares > std::max(features, weights) ? "--d"
+                 : features > weights                  ? "--r"
+                                                       : "--n",
+                 B * (features + squares + weights + 12 * n * d));
   // 7: Q, K, V and two outputs with 2^max-log2-n rows, and one block of features.
   const double rows = 5 * std::ldexp(d, int(o.max_log2_n)), block = double(o.block) * r;
-  harness::require_memory(block > rows ? "--block" : "--max-log2-n",
-                          B * (rows + block + 2 * r * d));
-  if (o.r % 2 != 0)  // the trigonometric map of section 5 has r/2 directions
-    throw harness::usage_error(
-        "--r", fmt::format("must be an even number in [2, 65536] (got {})", o.r));
+  require_memory(block > rows ? "--block" : "--max-log2-n",
+                 B * (rows + block + 2 * r * d));
 }
 
 void run(const Options& o) {
@@ -533,8 +495,7 @@ void run(const Options& o) {
   attention_checks(o, rng, report);
   rank(o, rng, out, report);
   attn::Rng timing_rng(o.common.seed + 1);
-  std::string times;  // printed, but kept out of output.txt: they depend on the machine
-  timing(o, timing_rng, out, report, times);
+  const std::string times = timing(o, timing_rng, out, report);
   harness::finish_program(out, report, times);
 }
 
@@ -546,25 +507,23 @@ int main(int argc, char** argv) {
   harness::CommandLine cli{
       "Chapter 05 — Softmax attention as infinite-dimensional linear attention.", "ch05"};
   harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
-  harness::add_int_option(cli, "--d", o.d, 2, 1024,
-                          "head width d_k (attention, random features, rank, timing)");
-  harness::add_int_option(cli, "--n", o.n, 2, 4096,
-                          "tokens n of the attention and rank experiments", 128);
-  harness::add_int_option(cli, "--r", o.r, 2, 65536, "random features r (even)");
+  using harness::add_int_option;
+  add_int_option(cli, "--d", o.d, 2, 1024,
+                 "head width d_k (attention, random features, rank, timing)");
+  add_int_option(cli, "--n", o.n, 2, 4096,
+                 "tokens n of the attention and rank experiments", 128);
+  add_int_option(cli, "--r", o.r, 2, 65536, "random features r (even)");
   // Order 12 in d_k = 4 has 2.2e7 features, over the feature maps' limit of 1 GiB for
   // 16 rows; so has power 10 of the exp-limit map (9.8e6 features).
-  harness::add_int_option(
-      cli, "--order", o.taylor_p, 1, 11,
-      "largest Taylor order p whose feature map is built, in d_k = 4");
-  harness::add_int_option(
-      cli, "--exp-order", o.exp_limit_p, 1, 9,
-      "largest power p whose exp-limit feature map is built, in d_k = 4");
-  harness::add_int_option(cli, "--trials", o.trials, 20, 1'000'000,
-                          "Monte Carlo trials per point", 100);
-  harness::add_int_option(
-      cli, "--max-log2-n", o.max_log2_n, 8, 24,
-      "timing: linear attention up to n = 2^this (softmax up to 2^12)", 10);
-  harness::add_int_option(cli, "--block", o.block, 1, 65536,
-                          "timing: rows per block of the streamed linear attention");
+  add_int_option(cli, "--order", o.taylor_p, 1, 11,
+                 "largest Taylor order p whose feature map is built, in d_k = 4");
+  add_int_option(cli, "--exp-order", o.exp_limit_p, 1, 9,
+                 "largest power p whose exp-limit feature map is built, in d_k = 4");
+  add_int_option(cli, "--trials", o.trials, 20, 1'000'000, "Monte Carlo trials per point",
+                 100);
+  add_int_option(cli, "--max-log2-n", o.max_log2_n, 8, 24,
+                 "timing: linear attention up to n = 2^this (softmax up to 2^12)", 10);
+  add_int_option(cli, "--block", o.block, 1, 65536,
+                 "timing: rows per block of the streamed linear attention");
   return harness::run_program(cli, argc, argv, [&] { run(o); });
 }

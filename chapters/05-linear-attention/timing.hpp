@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,7 @@
 #include "attn/random.hpp"
 #include "attn/tiled_attention.hpp"
 #include "experiments.hpp"
+#include "harness/output.hpp"
 
 namespace ch05 {
 
@@ -101,27 +103,49 @@ inline double crossover(const Timings& t) {
   return t.softmax.empty() ? -1 : t.n[0];
 }
 
-// What the program prints about the timings: a table, the fitted slopes `fs` (softmax) and
-// `fl` (linear), the crossover (-1: none) and the ratio per doubling of n beyond 2^12.
-inline std::string timing_summary(Index d, Index r, const Timings& t, const Fit& fs,
-                                  const Fit& fl, double crossover) {
+// Records the timings: results.json gets each time, the fitted slopes (softmax over its last 4
+// points, linear from n = 2^12 on, or its last 4) with two standard errors and the crossover
+// (-1: none) under time_* keys; 05-timing.csv and its figure go to `out`. Returns what the
+// program prints about them, which stays out of output.txt: times depend on the machine.
+inline std::string report_timings(Index d, Index r, const Timings& t,
+                                  const std::filesystem::path& out,
+                                  harness::Report& report) {
   std::string text = fmt::format(
       "7. Time per call (fastest of up to 5 runs), d_k = {}, r = {}\n"
       "          n    softmax (s)     linear (s)\n",
       d, r);
-  for (std::size_t i = 0; i < t.n.size(); ++i)
-    text += fmt::format("   {:>8} {:>14} {:>14.3e}\n", long(t.n[i]),
-                        i < t.softmax.size() ? fmt::format("{:.3e}", t.softmax[i]) : "-",
-                        t.linear[i]);
+  std::vector<std::vector<harness::CsvCell>> rows;
+  for (std::size_t i = 0; i < t.n.size(); ++i) {
+    const bool softmax = i < t.softmax.size();  // measured up to n = 2^12
+    const long n = long(t.n[i]);
+    report.put(fmt::format("time_linear_seconds_n{}", n), t.linear[i]);
+    if (softmax) report.put(fmt::format("time_softmax_seconds_n{}", n), t.softmax[i]);
+    rows.push_back({t.n[i], softmax ? harness::CsvCell(t.softmax[i]) : "", t.linear[i]});
+    text += fmt::format("   {:>8} {:>14} {:>14.3e}\n", n,
+                        softmax ? fmt::format("{:.3e}", t.softmax[i]) : "-", t.linear[i]);
+  }
+  harness::write_csv(out / "05-timing.csv", {"n", "softmax", "linear"}, rows);
+  const auto put_fit = [&](const std::string& name, const Fit& f) {
+    report.put("time_" + name + "_slope", f.slope);
+    report.put("time_" + name + "_slope_2se", 2 * f.slope_se);
+    return f;
+  };
+  const Fit fs = put_fit("softmax", fit_loglog_tail(t.n, t.softmax, 4)),
+            fl = put_fit("linear",
+                         fit_loglog_tail(t.n, t.linear,
+                                         std::max<std::size_t>(t.n.size(), 11) - 7));
+  const double n_cross = report.put("time_crossover_n", crossover(t));
+  harness::render_figure(out, "05-timing", "",
+                         fmt::format("crossover={};ss={};sl={};d={};r={}",
+                                     std::max(0.0, n_cross), fs.slope, fl.slope, d, r));
   text += fmt::format(
       "   fitted slopes: softmax {:.2f} +- {:.2f}, linear {:.2f} +- {:.2f} (2 SE)\n",
       fs.slope, 2 * fs.slope_se, fl.slope, 2 * fl.slope_se);
-  text += crossover < 0
-              ? "   linear attention was not faster at the largest n timed for both\n"
-              : fmt::format(
-                    "   crossover: linear attention is faster beyond n ~ "
-                    "{:.0f}\n",
-                    crossover);
+  text +=
+      n_cross < 0
+          ? "   linear attention was not faster at the largest n timed for both\n"
+          : fmt::format("   crossover: linear attention is faster beyond n ~ {:.0f}\n",
+                        n_cross);
   if (t.n.size() > 8) text += "   linear time ratio per doubling of n beyond 2^12:";
   for (std::size_t i = 8; i < t.n.size(); ++i)
     text += fmt::format(" {:.2f}", t.linear[i] / t.linear[i - 1]);
