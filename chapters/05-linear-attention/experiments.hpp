@@ -1,9 +1,10 @@
 #pragma once
 // Chapter 05 — the chapter's own experiments, shared by the program and the tests: a
 // least-squares line through log-log data, Monte Carlo kernel estimates of the random
-// feature maps and their error tables, the exp-limit error table, the real roots of the
-// truncated exponential series, the feature maps at equal dimension, and the rank of softmax
-// attention as its logits grow.
+// feature maps and their error tables, the exp-limit error table, the identity check of the
+// deterministic feature maps, the real roots of the truncated exponential series, linear
+// attention at 30 times the norms, the feature maps at equal dimension, the rank of softmax
+// attention as its logits grow, and the memory the program needs.
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/attention.hpp"
@@ -25,6 +27,9 @@ namespace ch05 {
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
+
+constexpr Index d_poly =
+    4;  // the deterministic maps have d_k^p features: they use d_k = 4
 
 // A line y = intercept + slope x fitted by least squares, with the standard error of the
 // slope (residual variance / sum of squared x deviations).
@@ -231,6 +236,35 @@ inline MatrixXd exp_limit_errors(const std::vector<double>& ts) {
   return table;
 }
 
+// The identity phi_p(q).phi_p(k) = f_p(q.k) for orders p = first .. last: for each, the
+// feature dimension and max over pairs of |phi_p(q_i).phi_p(k_j) - f_p(q_i.k_j)| /
+// f_p(sum_l |q_il k_jl|), relative to the size of the terms because the inner product adds
+// its d_k^l products one by one. `features(X, p)` builds phi_p, `exact(t, p)` is f_p(t).
+struct IdentityRow {
+  int p;
+  Index features;
+  double residual;
+};
+
+template <typename Features, typename Exact>
+std::vector<IdentityRow> identity_residuals(const MatrixXd& Q, const MatrixXd& K,
+                                            int first, int last, Features features,
+                                            Exact exact) {
+  std::vector<IdentityRow> rows;
+  for (int p = first; p <= last; ++p) {
+    const auto f_p = [&](double t) { return exact(t, p); };
+    // [identity-check]
+    const MatrixXd phiQ = features(Q, p), phiK = features(K, p);
+    const MatrixXd lhs = phiQ * phiK.transpose();
+    const MatrixXd rhs = (Q * K.transpose()).unaryExpr(f_p);
+    const MatrixXd size = (Q.cwiseAbs() * K.cwiseAbs().transpose()).unaryExpr(f_p);
+    const double residual = ((lhs - rhs).array() / size.array()).abs().maxCoeff();
+    // [identity-check]
+    rows.push_back({p, phiQ.cols(), residual});
+  }
+  return rows;
+}
+
 // The real root of the truncated series T_p(t) for odd p (T_p increases through it),
 // found by bisection on [-(p + 1), 0], where T_p changes sign.
 inline double taylor_root(int p) {
@@ -247,6 +281,38 @@ inline double taylor_root(int p) {
 // T_{p-1}), where T_p = T_{p-1} + t^p/p! = t^p/p! > 0.
 inline double taylor_even_minimum_point(int p) {
   return p == 0 ? 0.0 : taylor_root(p - 1);
+}
+
+// Positive random features at 30 times the norms of Q and K: omega.x - |x|^2/2 is very
+// negative for every direction and the features underflow. The library refuses a weight sum
+// of 0 ("0/0, refused"); were exp to stop at a tiny floor instead, the output would silently
+// turn into a plain average of V. The stabilisers (per query, global over keys) keep it
+// attention.
+struct Underflow {
+  double largest_feature;    // of the unstabilised queries
+  std::string unstabilised;  // what became of the unstabilised output, if not a distance
+  double unstabilised_distance = 0, stabilised_distance = 0;  // max |output - mean of V|
+};
+
+inline Underflow scaled_by_30(const MatrixXd& Q, const MatrixXd& K, const MatrixXd& V,
+                              const MatrixXd& W) {
+  using enum attn::Stabiliser;
+  const auto from_average = [&](const MatrixXd& Y) {
+    return (Y.rowwise() - V.colwise().mean()).lpNorm<Eigen::Infinity>();
+  };
+  const MatrixXd phiQ = attn::positive_random_features(30 * Q, W);
+  Underflow u{phiQ.maxCoeff(), "0/0, refused"};
+  try {
+    const MatrixXd Y =
+        attn::linear_attention(phiQ, attn::positive_random_features(30 * K, W), V);
+    u.unstabilised = Y.allFinite() ? "" : "the output is not finite";
+    if (Y.allFinite()) u.unstabilised_distance = from_average(Y);
+  } catch (const std::invalid_argument&) {
+  }
+  u.stabilised_distance = from_average(
+      attn::linear_attention(attn::positive_random_features(30 * Q, W, per_row),
+                             attn::positive_random_features(30 * K, W, global), V));
+  return u;
 }
 
 // The relative Frobenius error ||phi(Q) phi(K)^T - exp(Q K^T)|| / ||exp(Q K^T)|| of the
@@ -329,6 +395,35 @@ inline MatrixXd rank_against_scale(const MatrixXd& logits,
         double(attn::numerical_rank(A, 1e-6));
   }
   return table;
+}
+
+// Roughly the most bytes each part of the program holds at once (they run one after the
+// other), each with the option that makes it large, for the program options `o` (d, n, r,
+// taylor_p, exp_limit_p, trials, max_log2_n, block): the program refuses a run that would
+// not fit before it starts.
+template <typename Options>
+std::vector<std::pair<const char*, double>> peak_bytes(const Options& o) {
+  const double n = double(o.n), d = double(o.d), r = double(o.r), B = sizeof(double);
+  // 1, 2: 16 rows of phi(Q) and phi(K), and the last two tensor powers of x being built.
+  const double taylor = 16 * B *
+                        (2 * attn::taylor_feature_dim(d_poly, int(o.taylor_p)) +
+                         1.25 * std::pow(4.0, double(o.taylor_p)));
+  const double exp_limit =
+      16 * B * 2.2 * attn::exp_limit_feature_dim(d_poly, int(o.exp_limit_p));
+  // 5, 6: up to ten n x r feature matrices at once, a pair with (d_k + 1)^2 columns and its
+  // tensor power being built, n x n weights, and singular_values (a 2n x 2n eigenproblem).
+  const double features = 10 * n * r, squares = 4 * n * (d + 1) * (d + 1),
+               weights = 20 * n * n;
+  const char* attention = squares > std::max(features, weights) ? "--d"
+                          : features > weights                  ? "--r"
+                                                                : "--n";
+  // 7: Q, K, V and two outputs with 2^max-log2-n rows, and one block of features.
+  const double rows = 5 * std::ldexp(d, int(o.max_log2_n)), block = double(o.block) * r;
+  return {{"--order", taylor},
+          {"--exp-order", exp_limit},
+          {"--trials", 20 * B * double(o.trials)},  // 3: the r = 1 estimates
+          {attention, B * (features + squares + weights + 12 * n * d)},
+          {block > rows ? "--block" : "--max-log2-n", B * (rows + block + 2 * r * d)}};
 }
 
 }  // namespace ch05

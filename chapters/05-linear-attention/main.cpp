@@ -24,14 +24,16 @@ namespace {
 namespace fs = std::filesystem;
 using ch05::Estimator;
 using ch05::Fit;
+using ch05::key;
+using ch05::plot;
+using ch05::put_fit;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using harness::progress;
 using harness::Report;
 
-constexpr Index d_poly =
-    4;  // the deterministic maps have d_k^p features: they use d_k = 4
+using ch05::d_poly;
 
 struct Options {
   harness::CommonOptions common;
@@ -41,56 +43,34 @@ struct Options {
   long trials = 400, max_log2_n = 20, block = 256;
 };
 
-std::string key(std::string_view prefix, double x) {
-  return fmt::format("{}{:g}", prefix, x);
-}
-
-// Records a fitted slope and two standard errors as <prefix><suffix>, <prefix>_2se<suffix>.
-Fit put_fit(Report& report, const std::string& prefix, const std::string& suffix, Fit f) {
-  report.put(prefix + suffix, f.slope);
-  report.put(prefix + "_2se" + suffix, 2 * f.slope_se);
-  return f;
-}
-
-// Writes `table` (a matrix or CSV rows) as <name>.csv and draws figures/<name>.gp from it.
-template <typename Table>
-void plot(const fs::path& out, const std::string& name,
-          const std::vector<std::string>& header, const Table& table,
-          const std::string& variables = "") {
-  harness::write_csv(out / (name + ".csv"), header, table);
-  harness::render_figure(out, name, "", variables);
-}
-
-// max over pairs of |lhs_ij - f(q_i.k_j)| / f(sum_l |q_il k_jl|): relative to the size of
-// the terms, because a feature inner product adds its d_k^l products one by one.
-template <typename F>
-double max_relative_residual(const MatrixXd& lhs, const MatrixXd& Q, const MatrixXd& K,
-                             F f) {
-  const MatrixXd exact = (Q * K.transpose()).unaryExpr(f);
-  const MatrixXd scale = (Q.cwiseAbs() * K.cwiseAbs().transpose()).unaryExpr(f);
-  return ((lhs - exact).array() / scale.array()).abs().maxCoeff();
+// The identity phi_p(q).phi_p(k) = f_p(q.k) on 16 x 16 random pairs in d_k = 4, for
+// p = first .. last: prints each order's dimension (recorded as <dim_key><p> if given) and
+// residual (under `column`), and records the largest as <name>_identity_max_rel_residual.
+template <typename Features>
+void identity_table(Report& report, attn::Rng& rng, const std::string& name,
+                    const std::string& column, int first, int last, Features features,
+                    double (*exact)(double, int), const std::string& dim_key = "") {
+  const MatrixXd Q = attn::random_normal(16, d_poly, rng),
+                 K = attn::random_normal(16, d_poly, rng);
+  report.say("     p   features {}\n", column);
+  double worst = 0;
+  for (const auto& [p, D, residual] :
+       ch05::identity_residuals(Q, K, first, last, features, exact)) {
+    worst = std::max(worst, residual);
+    if (!dim_key.empty()) report.put(key(dim_key, p), D);
+    report.say("   {:>3} {:>10} {:>{}.1e}\n", p, D, residual, column.size());
+  }
+  report.put(name + "_identity_max_rel_residual", worst);
 }
 
 // 1 (README section 2). The Taylor map: identity, truncation error, negative weights.
 void taylor(const Options& o, attn::Rng& rng, const fs::path& out, Report& report) {
   report.say(
-      "1. Taylor map phi_p(x) = [1, x, x(x)x/sqrt(2!), ..., x^(x)p/sqrt(p!)], d_k = 4\n"
-      "     p   features max rel |phi.phi - T_p|\n");
-  const MatrixXd Q = attn::random_normal(16, d_poly, rng),
-                 K = attn::random_normal(16, d_poly, rng);
-  double worst = 0;
-  for (int p = 0; p <= o.taylor_p; ++p) {
-    // [taylor-check]
-    const MatrixXd phiQ = attn::taylor_features(Q, p), phiK = attn::taylor_features(K, p);
-    const auto T_p = [p](double t) { return attn::taylor_exp(t, p); };
-    // phi_p(q_i).phi_p(k_j) against T_p(q_i.k_j), relative to T_p(sum_l |q_il k_jl|)
-    const double residual = max_relative_residual(phiQ * phiK.transpose(), Q, K, T_p);
-    // [taylor-check]
-    worst = std::max(worst, residual);
-    report.say("   {:>3} {:>10} {:>22.1e}\n", p,
-               report.put(key("taylor_dim_p", p), phiQ.cols()), residual);
-  }
-  report.put("taylor_identity_max_rel_residual", worst);
+      "1. Taylor map phi_p(x) = [1, x, x(x)x/sqrt(2!), ..., x^(x)p/sqrt(p!)], d_k = 4\n");
+  identity_table(
+      report, rng, "taylor", "max rel |phi.phi - T_p|", 0, int(o.taylor_p),
+      [](const MatrixXd& X, int p) { return attn::taylor_features(X, p); },
+      attn::taylor_exp, "taylor_dim_p");
 
   const ch05::TaylorErrors errors = ch05::taylor_errors({-4, -1, 1, 4});
   plot(out, "05-taylor-error",
@@ -120,21 +100,11 @@ void taylor(const Options& o, attn::Rng& rng, const fs::path& out, Report& repor
 // 2 (README section 3). The exp-limit map psi_p(x) = [1, x/sqrt(p)]^(x)p: identity, and
 // its error e^t t^2 / (2p).
 void exp_limit(const Options& o, attn::Rng& rng, const fs::path& out, Report& report) {
-  report.say(
-      "2. Exp-limit map psi_p(x) = [1, x/sqrt(p)]^(x)p, d_k = 4\n"
-      "     p   features max rel |psi.psi - (1+t/p)^p|\n");
-  const MatrixXd Q = attn::random_normal(16, d_poly, rng),
-                 K = attn::random_normal(16, d_poly, rng);
-  double worst = 0;
-  for (int p = 1; p <= o.exp_limit_p; ++p) {
-    const auto limit = [p = double(p)](double t) { return std::pow(1 + t / p, p); };
-    const MatrixXd psiQ = attn::exp_limit_features(Q, p),
-                   psiK = attn::exp_limit_features(K, p);
-    const double residual = max_relative_residual(psiQ * psiK.transpose(), Q, K, limit);
-    worst = std::max(worst, residual);
-    report.say("   {:>3} {:>10} {:>28.1e}\n", p, psiQ.cols(), residual);
-  }
-  report.put("exp_limit_identity_max_rel_residual", worst);
+  report.say("2. Exp-limit map psi_p(x) = [1, x/sqrt(p)]^(x)p, d_k = 4\n");
+  identity_table(
+      report, rng, "exp_limit", "max rel |psi.psi - (1+t/p)^p|", 1, int(o.exp_limit_p),
+      [](const MatrixXd& X, int p) { return attn::exp_limit_features(X, p); },
+      [](double t, int p) { return std::pow(1 + t / p, double(p)); });
 
   // The error for p = 1 .. 2^20 against its leading term: slopes fitted for p >= 2^6, where
   // the 1/p term dominates, and error / leading term at p = 2^20 (row 20).
@@ -289,27 +259,16 @@ void attention_checks(const Options& o, attn::Rng& rng, Report& report) {
              report.put("stabiliser_rel_change",
                         relative(attn::linear_attention(sQ, sK, V), fast)));
 
-  // At 30 times the norms omega.x - |x|^2/2 is very negative for every direction and the
-  // features underflow: the library refuses a weight sum of 0, but with an exp that stops at
-  // a tiny floor instead, the output would silently turn into a plain average of V.
-  const MatrixXd big_q = features(30 * Q);
-  const auto from_average = [&](const MatrixXd& Y) {
-    return (Y.rowwise() - V.colwise().mean()).lpNorm<Eigen::Infinity>();
-  };
-  std::string unstable = "0/0, refused";
-  try {
-    const MatrixXd Y = attn::linear_attention(big_q, features(30 * K), V);
-    unstable = Y.allFinite() ? fmt::format("max |output - plain average of V| = {:.1e}",
-                                           from_average(Y))
-                             : "the output is not finite";
-  } catch (const std::invalid_argument&) {
-  }
+  // At 30 times the norms the features underflow; the stabilisers keep the output attention.
+  const ch05::Underflow x30 = ch05::scaled_by_30(Q, K, V, W);
   report.say("   queries and keys x30: largest unstabilised feature {:.1e}; {}\n",
-             report.put("unstabilised_max_feature_x30", big_q.maxCoeff()), unstable);
+             report.put("unstabilised_max_feature_x30", x30.largest_feature),
+             x30.unstabilised.empty()
+                 ? fmt::format("max |output - plain average of V| = {:.1e}",
+                               x30.unstabilised_distance)
+                 : x30.unstabilised);
   report.say("   stabilised: max |output - plain average| = {:.2f}\n",
-             report.put("stabilised_distance_from_average_x30",
-                        from_average(attn::linear_attention(
-                            features(30 * Q, per_row), features(30 * K, global), V))));
+             report.put("stabilised_distance_from_average_x30", x30.stabilised_distance));
 
   // Performer's epsilon, added to every (stabilised) feature, does not cancel: total
   // variation distance of the weights from those without it.
@@ -345,7 +304,7 @@ void attention_checks(const Options& o, attn::Rng& rng, Report& report) {
           attn::positive_random_features(Q, Wo), attn::positive_random_features(K, Wo));
   compare(fmt::format("trigonometric, r = {}", r / 2), "trigonometric",
           attn::trig_random_features(Q, Wt), attn::trig_random_features(K, Wt));
-  // About d_k^2 features each: require_sizes() checked the run's memory, so the feature
+  // About d_k^2 features each: run() checked the run's memory, so the feature
   // maps' own limit of 1 GiB is lifted.
   const double no_limit = std::numeric_limits<double>::infinity();
   compare("Taylor, p = 2", "taylor_p2", attn::taylor_features(Q, 2, no_limit),
@@ -439,54 +398,29 @@ std::string timing(const Options& o, attn::Rng& rng, const fs::path& out,
       "7. Time per call, d_k = {}, r = {}, n = 2^5 .. 2^{}: on the terminal and in\n"
       "   results.json (time_*), not here: times depend on the machine\n\n",
       o.d, o.r, o.max_log2_n);
-  const ch05::Timings t =
-      ch05::time_attention(o.d, o.r, int(o.max_log2_n), o.block, o.common.quick, rng,
-                           [](int j) { progress(fmt::format("timing at n = 2^{}", j)); });
-  progress("");
-  return ch05::report_timings(o.d, o.r, t, out, report);
-}
-
-// Every size the options allow either fits in this machine's memory or is refused here,
-// before any work, naming the option that makes it large: roughly the most bytes each
-// section holds at once (the sections run one after the other).
-void require_sizes(const Options& o) {
-  if (o.r % 2 != 0)  // the trigonometric map of section 5 has r/2 directions
-    throw harness::usage_error(
-        "--r", fmt::format("must be an even number in [2, 65536] (got {})", o.r));
-  const double n = double(o.n), d = double(o.d), r = double(o.r), B = sizeof(double);
-  using harness::require_memory;
-  // 1, 2: 16 rows of phi(Q) and phi(K), and the last two tensor powers of x being built.
-  require_memory("--order", 16 * B *
-                                (2 * attn::taylor_feature_dim(d_poly, int(o.taylor_p)) +
-                                 1.25 * std::pow(4.0, double(o.taylor_p))));
-  require_memory("--exp-order",
-                 16 * B * 2.2 * attn::exp_limit_feature_dim(d_poly, int(o.exp_limit_p)));
-  require_memory("--trials", 20 * B * double(o.trials));  // 3: the r = 1 estimates
-  // 5, 6: up to ten n x r feature matrices at once, a pair with (d_k + 1)^2 columns and its
-  // tensor power being built, n x n weights, and singular_values (a 2n x 2n eigenproblem).
-  const double features = 10 * n * r, squares = 4 * n * (d + 1) * (d + 1),
-               weights = 20 * n * n;
-  require_memory(squares > std::max(features, weights) ? "--d"
-                 : features > weights                  ? "--r"
-                                                       : "--n",
-                 B * (features + squares + weights + 12 * n * d));
-  // 7: Q, K, V and two outputs with 2^max-log2-n rows, and one block of features.
-  const double rows = 5 * std::ldexp(d, int(o.max_log2_n)), block = double(o.block) * r;
-  require_memory(block > rows ? "--block" : "--max-log2-n",
-                 B * (rows + block + 2 * r * d));
+  return ch05::report_timings(
+      o.d, o.r,
+      ch05::time_attention(o.d, o.r, int(o.max_log2_n), o.block, o.common.quick, rng),
+      out, report);
 }
 
 void run(const Options& o) {
-  require_sizes(o);
+  if (o.r % 2 != 0)  // the trigonometric map of section 5 has r/2 directions
+    throw harness::usage_error(
+        "--r", fmt::format("must be an even number in [2, 65536] (got {})", o.r));
+  // Every size the options allow either fits in memory or is refused here, before any work.
+  for (const auto& [option, bytes] : ch05::peak_bytes(o))
+    harness::require_memory(option, bytes);
   const fs::path out = harness::begin_output(o.common.out);
   Report report;
   report.put("seed", o.common.seed);
-  report.put("d", o.d);
-  report.put("n", o.n);
-  report.put("r", o.r);
-  report.put("order", o.taylor_p);
-  report.put("exp_order", o.exp_limit_p);
-  report.put("trials", o.trials);
+  for (const auto& [name, value] : {std::pair{"d", o.d},
+                                    {"n", o.n},
+                                    {"r", o.r},
+                                    {"order", o.taylor_p},
+                                    {"exp_order", o.exp_limit_p},
+                                    {"trials", o.trials}})
+    report.put(name, value);
   attn::Rng rng(o.common.seed);
   taylor(o, rng, out, report);
   exp_limit(o, rng, out, report);

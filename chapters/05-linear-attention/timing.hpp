@@ -1,7 +1,8 @@
 #pragma once
-// Chapter 05 — the timing of softmax attention against streamed linear attention (README
-// section 8), for the program only: the times depend on the machine, so they are printed on
-// the terminal and kept in results.json under time_* keys, never in output.txt.
+// Chapter 05 — for the program only: how it records fits and draws figures, and the timing of
+// softmax attention against streamed linear attention (README section 8). The times depend
+// on the machine, so they are printed on the terminal and kept in results.json under time_*
+// keys, never in output.txt.
 
 #include <fmt/core.h>
 
@@ -21,6 +22,27 @@
 #include "harness/output.hpp"
 
 namespace ch05 {
+
+inline std::string key(std::string_view prefix, double x) {
+  return fmt::format("{}{:g}", prefix, x);
+}
+
+// Records a fitted slope and two standard errors as <prefix><suffix>, <prefix>_2se<suffix>.
+inline Fit put_fit(harness::Report& report, const std::string& prefix,
+                   const std::string& suffix, Fit f) {
+  report.put(prefix + suffix, f.slope);
+  report.put(prefix + "_2se" + suffix, 2 * f.slope_se);
+  return f;
+}
+
+// Writes `table` (a matrix or CSV rows) as <name>.csv and draws figures/<name>.gp from it.
+template <typename Table>
+void plot(const std::filesystem::path& out, const std::string& name,
+          const std::vector<std::string>& header, const Table& table,
+          const std::string& variables = "") {
+  harness::write_csv(out / (name + ".csv"), header, table);
+  harness::render_figure(out, name, "", variables);
+}
 
 // Seconds per call of f: the fastest of five runs (two once a point has taken a second),
 // each of repeated calls for at least 20 ms; --quick: three runs of at least 5 ms. The
@@ -53,7 +75,7 @@ struct Timings {
 };
 
 inline Timings time_attention(Index d, Index r, int max_log2_n, Index block, bool quick,
-                              attn::Rng& rng, const std::function<void(int)>& progress) {
+                              attn::Rng& rng) {
   const auto require_finite = [](const MatrixXd& Y, const char* what) {
     if (!Y.allFinite())
       throw std::runtime_error(std::string(what) + ": non-finite output");
@@ -61,7 +83,7 @@ inline Timings time_attention(Index d, Index r, int max_log2_n, Index block, boo
   const MatrixXd W = attn::gaussian_directions(r, d, rng);
   Timings t;
   for (int j = 5; j <= max_log2_n; ++j) {
-    progress(j);
+    harness::progress(fmt::format("timing at n = 2^{}", j));
     const Index n = Index(1) << j;
     MatrixXd Q = attn::random_normal(n, d, rng), K = attn::random_normal(n, d, rng);
     const MatrixXd V = attn::random_normal(n, d, rng);
@@ -84,6 +106,7 @@ inline Timings time_attention(Index d, Index r, int max_log2_n, Index block, boo
     t.n.push_back(double(n));
     t.linear.push_back(seconds);
   }
+  harness::progress("");
   return t;
 }
 
@@ -124,20 +147,15 @@ inline std::string report_timings(Index d, Index r, const Timings& t,
     text += fmt::format("   {:>8} {:>14} {:>14.3e}\n", n,
                         softmax ? fmt::format("{:.3e}", t.softmax[i]) : "-", t.linear[i]);
   }
-  harness::write_csv(out / "05-timing.csv", {"n", "softmax", "linear"}, rows);
-  const auto put_fit = [&](const std::string& name, const Fit& f) {
-    report.put("time_" + name + "_slope", f.slope);
-    report.put("time_" + name + "_slope_2se", 2 * f.slope_se);
-    return f;
-  };
-  const Fit fs = put_fit("softmax", fit_loglog_tail(t.n, t.softmax, 4)),
-            fl = put_fit("linear",
+  const Fit fs = put_fit(report, "time_softmax_slope", "",
+                         fit_loglog_tail(t.n, t.softmax, 4)),
+            fl = put_fit(report, "time_linear_slope", "",
                          fit_loglog_tail(t.n, t.linear,
                                          std::max<std::size_t>(t.n.size(), 11) - 7));
   const double n_cross = report.put("time_crossover_n", crossover(t));
-  harness::render_figure(out, "05-timing", "",
-                         fmt::format("crossover={};ss={};sl={};d={};r={}",
-                                     std::max(0.0, n_cross), fs.slope, fl.slope, d, r));
+  plot(out, "05-timing", {"n", "softmax", "linear"}, rows,
+       fmt::format("crossover={};ss={};sl={};d={};r={}", std::max(0.0, n_cross), fs.slope,
+                   fl.slope, d, r));
   text += fmt::format(
       "   fitted slopes: softmax {:.2f} +- {:.2f}, linear {:.2f} +- {:.2f} (2 SE)\n",
       fs.slope, 2 * fs.slope_se, fl.slope, 2 * fl.slope_se);
