@@ -266,7 +266,7 @@ std::uint64_t run_seed(std::uint64_t base_seed, int run, int stream);
 
 /// \brief Runs one configuration: each run draws its own data (regression_data()) and
 /// initial parameters (random_regressor()) from run_seed(), makes the inputs and features
-/// (ExperimentConfig::inputs, ::features), trains, and compares with least squares
+/// (ExperimentConfig::inputs, ExperimentConfig::features), trains, and compares with least squares
 /// (least_squares_qr()). Results are in run order and, apart from `seconds`,
 /// bit-for-bit the same for any number of threads.
 /// \throws std::invalid_argument unless \f$ 1 \le d \le n \f$, runs \f$ \ge 1 \f$,

@@ -26,6 +26,9 @@ namespace attn {
 /// product that consumes it, so this form runs close to the speed of a plain matrix
 /// product. Memory: \f$ O((n_q + n_k)\,d) \f$ plus one block.
 ///
+/// \param Q queries, \f$ n_q \times d_k \f$ (one per row).
+/// \param K keys, \f$ n_k \times d_k \f$.
+/// \param V values, \f$ n_k \times d_v \f$.
 /// \param masking Masking::causal lets query \f$ i \f$ see keys \f$ j \le i \f$ only
 ///        (needs \f$ n_q = n_k \f$).
 /// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry of
