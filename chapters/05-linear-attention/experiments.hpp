@@ -136,12 +136,13 @@ inline double trig_relative_mse(const VectorXd& q, const VectorXd& k, double r) 
 // r, positive, orthogonal, trigonometric, positive theory, trigonometric theory.
 inline MatrixXd rmse_against_r(const VectorXd& q, const VectorXd& k, int max_log2_r,
                                int trials, attn::Rng& rng,
-                               const std::function<void(Index)>& progress) {
+                               const std::function<void(const std::string&)>& progress) {
   const double truth = std::exp(q.dot(k));
   MatrixXd table(max_log2_r - 1, 6);
   for (int j = 2; j <= max_log2_r; ++j) {
     const Index r = Index(1) << j;
-    progress(r);
+    progress("random features: r = " + std::to_string(r) + " of " +
+             std::to_string(1 << max_log2_r));
     table(j - 2, 0) = double(r);
     for (int e = 0; e < 3; ++e) {
       // [rf-rmse]
@@ -152,6 +153,7 @@ inline MatrixXd rmse_against_r(const VectorXd& q, const VectorXd& k, int max_log
     table(j - 2, 4) = std::sqrt(positive_relative_mse(q, k, double(r)));
     table(j - 2, 5) = std::sqrt(trig_relative_mse(q, k, double(r)));
   }
+  progress("");
   return table;
 }
 
@@ -383,17 +385,20 @@ inline Favourites favourite_keys(const MatrixXd& logits) {
 }
 
 // The numerical rank of softmax(s L) for 25 logit scales s = 10^-2 .. 10^2: the columns
-// are s and the rank at tolerances 1e-10 and 1e-6 (times sigma_1).
-inline MatrixXd rank_against_scale(const MatrixXd& logits,
-                                   const std::function<void(double)>& progress) {
-  MatrixXd table(25, 3);
+// are s, the rank at tolerances 1e-10 and 1e-6 (times sigma_1), and the rank of the one-hot
+// limit (the number of favourite keys, for the plot).
+inline MatrixXd rank_against_scale(
+    const MatrixXd& logits, const Favourites& favourites,
+    const std::function<void(const std::string&)>& progress) {
+  MatrixXd table(25, 4);
   for (int i = 0; i <= 24; ++i) {
     const double s = std::pow(10.0, -2 + i / 6.0);
-    progress(s);
+    progress("rank at logit scale " + std::to_string(i + 1) + " of 25");
     const MatrixXd A = attn::softmax_rows(s * logits);
     table.row(i) << s, double(attn::numerical_rank(A, 1e-10)),
-        double(attn::numerical_rank(A, 1e-6));
+        double(attn::numerical_rank(A, 1e-6)), favourites.distinct_keys;
   }
+  progress("");
   return table;
 }
 

@@ -22,6 +22,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using ch05::d_poly;
 using ch05::Estimator;
 using ch05::Fit;
 using ch05::key;
@@ -32,8 +33,6 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using harness::progress;
 using harness::Report;
-
-using ch05::d_poly;
 
 struct Options {
   harness::CommonOptions common;
@@ -156,11 +155,7 @@ void random_features(const Options& o, attn::Rng& rng, const fs::path& out,
   // Relative RMSE against r for the three estimators (row 6 is r = 256), and the theory
   // for the positive and trigonometric ones (columns 4 and 5).
   const int max_log2_r = o.common.quick ? 9 : 12;
-  const MatrixXd table =
-      ch05::rmse_against_r(q, k, max_log2_r, trials, rng, [&](Index r) {
-        progress(fmt::format("random features: r = {} of {}", r, 1 << max_log2_r));
-      });
-  progress("");
+  const MatrixXd table = ch05::rmse_against_r(q, k, max_log2_r, trials, rng, progress);
   report.say(
       "   |q| = |k| = 0.5, q.k = 0.1: relative RMSE ~ C r^slope (fit over r = 4..{})\n",
       1 << max_log2_r);
@@ -359,11 +354,7 @@ void rank(const Options& o, attn::Rng& rng, const fs::path& out, Report& report)
   // query's favourite: the rank of the one-hot limit.
   const MatrixXd logits = Q * K.transpose();
   const ch05::Favourites favourites = ch05::favourite_keys(logits);
-  MatrixXd by_scale(25, 4);
-  by_scale << ch05::rank_against_scale(
-      logits, [](double s) { progress(fmt::format("rank at logit scale {:.3g}", s)); }),
-      VectorXd::Constant(25, favourites.distinct_keys);
-  progress("");
+  const MatrixXd by_scale = ch05::rank_against_scale(logits, favourites, progress);
   report.say("   numerical rank of softmax(s Q K^T):");
   for (int i = 0; i <= 24; i += 6)
     report.say(
@@ -414,13 +405,12 @@ void run(const Options& o) {
   const fs::path out = harness::begin_output(o.common.out);
   Report report;
   report.put("seed", o.common.seed);
-  for (const auto& [name, value] : {std::pair{"d", o.d},
-                                    {"n", o.n},
-                                    {"r", o.r},
-                                    {"order", o.taylor_p},
-                                    {"exp_order", o.exp_limit_p},
-                                    {"trials", o.trials}})
-    report.put(name, value);
+  report.put("d", o.d);
+  report.put("n", o.n);
+  report.put("r", o.r);
+  report.put("order", o.taylor_p);
+  report.put("exp_order", o.exp_limit_p);
+  report.put("trials", o.trials);
   attn::Rng rng(o.common.seed);
   taylor(o, rng, out, report);
   exp_limit(o, rng, out, report);
@@ -429,8 +419,7 @@ void run(const Options& o) {
   attention_checks(o, rng, report);
   rank(o, rng, out, report);
   attn::Rng timing_rng(o.common.seed + 1);
-  const std::string times = timing(o, timing_rng, out, report);
-  harness::finish_program(out, report, times);
+  harness::finish_program(out, report, timing(o, timing_rng, out, report));
 }
 
 }  // namespace
