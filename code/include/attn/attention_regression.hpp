@@ -1,6 +1,7 @@
 #pragma once
 /// \file attention_regression.hpp
-/// \brief Training one attention layer to do linear regression (chapter 03, seed 000 §5).
+/// \brief Training one attention layer to do linear regression (chapter 03; the least-squares
+/// paper, section 5).
 ///
 /// The training data are \f$ X \in \mathbb{R}^{n \times d} \f$ (tokens are rows
 /// \f$ x_i^\top \f$) and \f$ Y \in \mathbb{R}^n \f$. Every training row attends to all

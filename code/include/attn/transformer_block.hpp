@@ -120,7 +120,7 @@ enum class NormPlacement {
          ///< \f$ X_2 = N_2(X_1 + \operatorname{FFN}(X_1)) \f$
   pre,   ///< GPT-2 style: \f$ X_1 = X + \operatorname{MHA}(N_1(X)) \f$,
          ///< \f$ X_2 = X_1 + \operatorname{FFN}(N_2(X_1)) \f$
-  inner  ///< as seed 002 writes it: \f$ X_1 = X + N_1(\operatorname{MHA}(X)) \f$,
+  inner  ///< as the permutation post writes it: \f$ X_1 = X + N_1(\operatorname{MHA}(X)) \f$,
          ///< \f$ X_2 = X_1 + N_2(\operatorname{FFN}(X_1)) \f$
 };
 
