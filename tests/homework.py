@@ -582,7 +582,7 @@ def chapter_numbers(root):
 
 def build_targets(root):
     nn = chapter_numbers(root)
-    return ["test-lib"] + [f"test-{n}" for n in nn] + [f"ch{n}" for n in nn]
+    return ["test-lib", "test-harness"] + [f"test-{n}" for n in nn] + [f"ch{n}" for n in nn]
 
 
 def lean_configure(src, build, log):
@@ -728,7 +728,7 @@ def targets_for(build, ids, src):
     relinks only those. All test binaries and programs when some are not built yet (the
     test list of a binary exists only once it is built)."""
     nn = chapter_numbers(src)
-    built = [os.path.join(build, "tests", "test-lib")] + \
+    built = [os.path.join(build, "tests", "test-lib"), os.path.join(build, "tests", "test-harness")] + \
         [os.path.join(build, "chapters", f"test-{n}") for n in nn] + \
         [os.path.join(build, "bin", f"ch{n}") for n in nn]
     if not all(os.path.isfile(b) for b in built):
@@ -743,12 +743,12 @@ def targets_for(build, ids, src):
 
 # ---- grade ------------------------------------------------------------------------------------
 
-TEST_FILE = re.compile(r"(chapters/[^/]+/test[^/]*|tests/lib/[^/]+)\.cpp")
+TEST_FILE = re.compile(r"(chapters/[^/]+/test[^/]*|tests/(lib|harness)/[^/]+)\.cpp")
 
 
 def hidden_restored(student_root, instructor_root):
     """The tree graded with --instructor: the student's copy, except that every test file
-    (chapters/*/test*.cpp, tests/lib/*.cpp) is the instructor's, hidden tests included, so
+    (chapters/*/test*.cpp, tests/lib/*.cpp, tests/harness/*.cpp) is the instructor's, hidden tests included, so
     the hidden tests run and a student's edits to the tests do not count."""
     content = {rel: None for rel in book_files(student_root)}
     inst_files, _ = scan(instructor_root)
