@@ -72,6 +72,12 @@ std::string not_an_output_set(const fs::path& dir) {
   return "";
 }
 
+// `path` as the user will find it: in --out rather than in the staging directory.
+fs::path shown(const fs::path& path) {
+  if (!staging || path.parent_path() != staging->dir) return path;
+  return staging->given / path.filename();
+}
+
 // ".NAME.partial-": a staging directory for --out NAME, before the run's process id.
 std::string staging_prefix(const fs::path& out) {
   return fmt::format(".{}.partial-", out.filename().string());
@@ -183,7 +189,7 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
     if (!out) {
       std::error_code ignored;
       fs::remove(tmp, ignored);
-      throw std::runtime_error("cannot write " + path.string() + ": " +
+      throw std::runtime_error("cannot write " + shown(path).string() + ": " +
                                std::strerror(errno));
     }
   }
@@ -334,7 +340,7 @@ bool render_figure(const fs::path& dir, const std::string& name,
     fmt::print(
         stderr,
         "note: gnuplot is not installed, so {}.svg was not drawn (its data is in {})\n",
-        name, csv.string());
+        name, shown(csv).string());
     return false;
   }
   if (spawn_error != 0)
