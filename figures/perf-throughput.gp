@@ -1,6 +1,7 @@
-# GFLOP/s of softmax attention (forward, tiled forward, backward) against the sequence
-# length N, next to Eigen's GEMM on the same shapes, for d = 64 and d = 128 (bench-attention).
-# Data: in64, in128 = CSV with N,gemm,forward,tiled,backward (GFLOP/s, medians).
+# GFLOP/s of softmax attention (the reference form, the row-block and tiled forward passes,
+# the backward pass) against the sequence length N, next to Eigen's GEMM on the same shapes,
+# for d = 64 and d = 128 (bench-attention).
+# Data: in64, in128 = CSV with N,gemm,forward,tiled,backward,reference (GFLOP/s, medians).
 # Flops count the matrix products only (4 N^2 d forward, 10 N^2 d backward).
 set terminal svg size 800,470 font "DejaVu Sans,14" background rgb "white"
 set output out
@@ -25,15 +26,17 @@ do for [i = 1:2] {
        file skip 1 using 1:(0.7 * $2) with lines dt 3 lc rgb "#999999", \
        file skip 1 using 1:3 with linespoints pt 7 ps 0.6 lc rgb "#c0392b", \
        file skip 1 using 1:4 with linespoints pt 5 ps 0.6 lc rgb "#e67e22", \
-       file skip 1 using 1:5 with linespoints pt 13 ps 0.7 lc rgb "#2471a3"
+       file skip 1 using 1:5 with linespoints pt 13 ps 0.7 lc rgb "#2471a3", \
+       file skip 1 using 1:6 with linespoints pt 11 ps 0.7 lc rgb "#7d3c98"
 }
 # The key: an empty plot over the whole canvas.
 unset title; unset xlabel; unset ylabel; unset tics; unset border; unset grid; unset logscale x
 set lmargin at screen 0; set rmargin at screen 1; set tmargin at screen 1; set bmargin at screen 0
-set key at screen 0.5, screen 0.15 center top horizontal maxrows 2 Left reverse samplen 2 width -3
+set key at screen 0.5, screen 0.15 center top horizontal maxrows 3 Left reverse samplen 2 width -3
 plot NaN with linespoints pt 9 ps 0.7 dt 2 lw 2 lc rgb "#555555" title "GEMM, same shapes", \
      NaN with lines dt 3 lc rgb "#999999" title "70% of GEMM", \
      NaN with linespoints pt 7 ps 0.6 lc rgb "#c0392b" title "forward, row blocks", \
      NaN with linespoints pt 5 ps 0.6 lc rgb "#e67e22" title "forward, tiled", \
-     NaN with linespoints pt 13 ps 0.7 lc rgb "#2471a3" title "backward"
+     NaN with linespoints pt 13 ps 0.7 lc rgb "#2471a3" title "backward", \
+     NaN with linespoints pt 11 ps 0.7 lc rgb "#7d3c98" title "reference attention()"
 unset multiplot
