@@ -13,8 +13,24 @@
 #include <Eigen/Core>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 
 namespace attn {
+
+namespace detail {
+// std::bit_cast where the standard library has it (GCC 12); a copy of the bytes where it does
+// not (emscripten 3.1.6's libc++), so the same header compiles for the browser.
+template <typename To, typename From>
+constexpr To bits_as(const From& x) {
+#if defined(__cpp_lib_bit_cast)
+  return std::bit_cast<To>(x);
+#else
+  To y;
+  std::memcpy(&y, &x, sizeof y);
+  return y;
+#endif
+}
+}  // namespace detail
 
 /// \brief \f$ e^v \f$ for \f$ v \in [-708, 0] \f$ (outside that range the result is
 /// meaningless: the caller clamps).
@@ -30,9 +46,9 @@ inline double fast_exp(double v) {
   constexpr double ln2_lo = 1.90821492927058770002e-10;
   // 1.5 * 2^52: adding it rounds to an integer, which lands in the low mantissa bits.
   constexpr double shifter = 0x1.8p52;
-  constexpr std::uint64_t shifter_bits = std::bit_cast<std::uint64_t>(shifter);
+  constexpr std::uint64_t shifter_bits = 0x4338000000000000;  // the bits of 1.5 * 2^52
   double k = v * log2e + shifter;
-  const std::uint64_t k_bits = std::bit_cast<std::uint64_t>(k);
+  const std::uint64_t k_bits = detail::bits_as<std::uint64_t>(k);
   k -= shifter;                                    // k = round(v / ln 2), in [-1021, 0]
   const double r = (v - k * ln2_hi) - k * ln2_lo;  // v - k ln2, |r| <= 0.347
   double p = 1.0 / 6227020800.0;                   // 1/13!
@@ -50,7 +66,7 @@ inline double fast_exp(double v) {
   p = p * r + 1.0;
   p = p * r + 1.0;  // e^r
   // 2^k built from its bits: biased exponent k + 1023 >= 2, a normal number.
-  return p * std::bit_cast<double>((k_bits - shifter_bits + 1023) << 52);
+  return p * detail::bits_as<double>((k_bits - shifter_bits + 1023) << 52);
 }
 
 /// \brief \f$ x_j \leftarrow e^{x_j} \f$ in place, for entries in \f$ [-708, 0] \f$
