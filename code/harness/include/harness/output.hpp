@@ -33,8 +33,8 @@ template <typename... Args>
 void say(std::string& text, fmt::format_string<Args...> format, Args&&... args) {
   [[maybe_unused]] const auto check = [&format](const auto& arg) {
     if constexpr (std::is_floating_point_v<std::decay_t<decltype(arg)>>) {
-      const fmt::string_view text = format;
-      require_finite(static_cast<double>(arg), std::string_view(text.data(), text.size()));
+      const fmt::string_view spec = format;  // the format string names the number
+      require_finite(static_cast<double>(arg), std::string_view(spec.data(), spec.size()));
     }
   };
   (check(args), ...);
