@@ -358,7 +358,7 @@ void multi_head(const Options& o, attn::Rng& rng, harness::Report& r) {
         r.put("mha_earlier_rows_change_after_future_edit", earlier_change));
 }
 
-void run(const Options& o) {
+void run(const Options& o, const harness::CommandLine& cli) {
   if (o.d % o.heads != 0)
     throw harness::usage_error(
         "--heads", fmt::format("must divide --d = {} (got {})", o.d, o.heads));
@@ -370,12 +370,7 @@ void run(const Options& o) {
 
   attn::Rng rng(o.common.seed);
   harness::Report r;
-  r.put("seed", o.common.seed);
-  r.put("n", o.n);
-  r.put("d", o.d);
-  r.put("heads", o.heads);
-  r.put("samples", o.samples);
-  r.put("max_d", o.max_d);
+  harness::record_options(cli, r.results);
 
   dot_versus_distance(r);
   weight_table(r);
@@ -409,5 +404,5 @@ int main(int argc, char** argv) {
                           2000);
   harness::add_int_option(cli, "--max-d", o.max_d, 1, 8192,
                           "largest d of the variance sweep (powers of two)", 128);
-  return harness::run_program(cli, argc, argv, [&] { run(o); });
+  return harness::run_program(cli, argc, argv, [&] { run(o, cli); });
 }

@@ -366,7 +366,7 @@ void learned_bandwidth(const ch02::Data& data, const path& out, harness::Report&
   harness::render_figure(out, "02-loocv", "", "learned='02-learned.csv'");
 }
 
-void run(const Options& o) {
+void run(const Options& o, const harness::CommandLine& cli) {
   // The largest allocations: cross-validation's n x n matrices (distances, logits, weights
   // and their softmax: about 5 at once) with the weight maps' CSV rows (160 n of them, about
   // 250 bytes each); the rate sweep's 50 x n ones at its largest n (at most --max-n).
@@ -377,13 +377,7 @@ void run(const Options& o) {
 
   attn::Rng rng(o.common.seed);
   harness::Report r;
-  r.put("seed", o.common.seed);
-  r.put("n", o.n);
-  r.put("noise", o.noise);
-  r.put("kernel", o.kernel);
-  r.put("h", o.h);
-  r.put("reps", o.reps);
-  r.put("max_n", o.max_n);
+  harness::record_options(cli, r.results);
   const ch02::Data data = ch02::make_data(o.n, o.noise, rng);
   fits(o, data, out, r);
   nearest_limit(data, r);
@@ -422,5 +416,5 @@ int main(int argc, char** argv) {
   harness::add_int_option(cli, "--max-n", o.max_n, 200, 1000000,
                           "largest n of the rate sweep (100, 200, 400, ... up to it)",
                           1600);
-  return harness::run_program(cli, argc, argv, [&] { run(o); });
+  return harness::run_program(cli, argc, argv, [&] { run(o, cli); });
 }

@@ -384,11 +384,9 @@ void run(const Options& o, const harness::CommandLine& cli) {
   const std::filesystem::path out = harness::begin_output(o.common.out);
 
   harness::Report r;
-  r.put("seed", o.common.seed);
-  r.put("runs", o.runs);
-  r.put("iterations", o.iterations);
-  r.put("learning_rate", o.lr);
-  r.put("decay", o.decay);
+  // --n and --d only replace the source's sizes when given (each size's keys say which ran);
+  // --threads goes under time_threads: it must not change the file.
+  harness::record_options(cli, r.results, {"--n", "--d", "--threads"});
   harness::progress("least squares against the condition number");
   conditioning(o, out, r);
   harness::progress("least squares against least absolute deviations");

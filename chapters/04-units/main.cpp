@@ -297,7 +297,7 @@ void layer_norm(const Options& o, const ch04::UnitsProblem& p, harness::Report& 
   r.say("\n");
 }
 
-void run(const Options& o) {
+void run(const Options& o, const harness::CommandLine& cli) {
   if (o.d >= o.n)
     throw harness::usage_error(
         "--d", fmt::format("must be less than --n = {} (got {})", o.n, o.d));
@@ -313,14 +313,7 @@ void run(const Options& o) {
   attn::Rng rng(o.common.seed);
   const ch04::UnitsProblem p = ch04::units_problem(o.n, o.d, o.queries, rng);
   harness::Report r;
-  r.put("seed", o.common.seed);
-  r.put("n", o.n);
-  r.put("d", o.d);
-  r.put("queries", o.queries);
-  r.put("scale", o.scale);
-  r.put("runs", o.runs);
-  r.put("iterations", o.iterations);
-  r.put("layernorm_eps", o.eps);
+  harness::record_options(cli, r.results);
   typed(p, r);
   three_units(o, p, r);
   sweep(o, p, out, r);
@@ -356,5 +349,5 @@ int main(int argc, char** argv) {
   harness::add_int_option(cli, "--iterations", o.iterations, 0, 100000,
                           "Adam steps per training run", 200);
   harness::add_real_option(cli, "--eps", o.eps, 1e-12, 1, "LayerNorm's epsilon");
-  return harness::run_program(cli, argc, argv, [&] { run(o); });
+  return harness::run_program(cli, argc, argv, [&] { run(o, cli); });
 }

@@ -395,7 +395,7 @@ std::string timing(const Options& o, attn::Rng& rng, const fs::path& out,
       out, report);
 }
 
-void run(const Options& o) {
+void run(const Options& o, const harness::CommandLine& cli) {
   if (o.r % 2 != 0)  // the trigonometric map of section 5 has r/2 directions
     throw harness::usage_error(
         "--r", fmt::format("must be an even number in [2, 65536] (got {})", o.r));
@@ -404,13 +404,7 @@ void run(const Options& o) {
     harness::require_memory(option, bytes);
   const fs::path out = harness::begin_output(o.common.out);
   Report report;
-  report.put("seed", o.common.seed);
-  report.put("d", o.d);
-  report.put("n", o.n);
-  report.put("r", o.r);
-  report.put("order", o.taylor_p);
-  report.put("exp_order", o.exp_limit_p);
-  report.put("trials", o.trials);
+  harness::record_options(cli, report.results);
   attn::Rng rng(o.common.seed);
   taylor(o, rng, out, report);
   exp_limit(o, rng, out, report);
@@ -448,5 +442,5 @@ int main(int argc, char** argv) {
                  "timing: linear attention up to n = 2^this (softmax up to 2^12)", 10);
   add_int_option(cli, "--block", o.block, 1, 65536,
                  "timing: rows per block of the streamed linear attention");
-  return harness::run_program(cli, argc, argv, [&] { run(o); });
+  return harness::run_program(cli, argc, argv, [&] { run(o, cli); });
 }

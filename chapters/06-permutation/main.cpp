@@ -312,7 +312,7 @@ void permuted_pattern(const Options& o, attn::Rng& rng, const std::filesystem::p
         in_place);
 }
 
-void run(const Options& o) {
+void run(const Options& o, const harness::CommandLine& cli) {
   if (o.d % o.heads != 0)
     throw harness::usage_error(
         "--heads", fmt::format("must divide --d = {} (got {})", o.d, o.heads));
@@ -325,12 +325,7 @@ void run(const Options& o) {
 
   attn::Rng rng(o.common.seed);
   harness::Report r;
-  r.put("seed", o.common.seed);
-  r.put("n", o.n);
-  r.put("d", o.d);
-  r.put("heads", o.heads);
-  r.put("d_ff", o.d_ff);
-  r.put("perms", o.perms);
+  harness::record_options(cli, r.results);
 
   symmetry_residuals(o, rng, out, r);
   bias_effects(o, rng, r);
@@ -352,5 +347,5 @@ int main(int argc, char** argv) {
   harness::add_int_option(cli, "--d-ff", o.d_ff, 1, 8192, "hidden width of the FFN");
   harness::add_int_option(cli, "--perms", o.perms, 1, 100'000,
                           "random permutations per variant", 5);
-  return harness::run_program(cli, argc, argv, [&] { run(o); });
+  return harness::run_program(cli, argc, argv, [&] { run(o, cli); });
 }

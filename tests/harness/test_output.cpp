@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "harness/cli.hpp"
 #include "harness/output.hpp"
 
 namespace fs = std::filesystem;
@@ -89,6 +90,30 @@ TEST_SUITE("harness") {
     CHECK(r.results.number("slope") == -0.8012);
     CHECK(r.results.number("n") == 100.0);
     CHECK_THROWS_AS(r.say("{}", r.put("bad", 0.0 / 0.0)), std::runtime_error);
+  }
+
+  TEST_CASE("record_options records every option under its name, after parsing") {
+    harness::CommandLine cli{"test", "prog"};
+    harness::CommonOptions common;
+    long n = 5, threads = 1;
+    double h = 0.25;
+    std::string kernel = "gaussian";
+    harness::add_common_options(cli, common, "out");
+    harness::add_int_option(cli, "--max-n", n, 1, 100, "sizes");
+    harness::add_real_option(cli, "--h", h, 0.0, 1.0, "bandwidth");
+    harness::add_choice_option(cli, "--kernel", kernel, {"gaussian", "box"}, "kernel");
+    harness::add_int_option(cli, "--threads", threads, 1, 8, "threads");
+    const char* argv[] = {"prog", "--max-n", "012", "--kernel", "box", "--seed", "3"};
+    CHECK(harness::run_program(cli, 7, const_cast<char**>(argv), [] {}) == 0);
+    harness::Results r;
+    harness::record_options(cli, r, {"--threads"});
+    std::vector<std::string> keys;
+    for (const auto& [key, value] : r.entries()) keys.push_back(key);
+    CHECK(keys == std::vector<std::string>{"seed", "max_n", "h", "kernel"});
+    CHECK(r.number("seed") == 3.0);
+    CHECK(r.number("max_n") == 12.0);  // decimal, the parsed value
+    CHECK(r.number("h") == 0.25);       // the default
+    CHECK(std::get<std::string>(r.entries()[3].second.value) == "box");
   }
 
   TEST_CASE("results.json keeps the order keys were first set, and writes counts as integers") {

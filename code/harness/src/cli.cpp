@@ -1,4 +1,5 @@
 #include "harness/cli.hpp"
+#include "harness/output.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -17,6 +18,13 @@ namespace harness {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Remembers `value` as the parameter `name` (see record_options()).
+template <typename T>
+void add_parameter(CommandLine& cli, const std::string& name, const T& value) {
+  cli.parameters.emplace_back(
+      name, [&value](Results& results, const std::string& key) { results[key] = value; });
+}
 
 // Strict decimal parse: the whole text must be one integer that fits in T ("1e3", "12abc",
 // "0x10", "" all fail; "010" is ten: CLI11's own conversion would read it as octal eight).
@@ -68,6 +76,7 @@ void add_common_options(CommandLine& cli, CommonOptions& options,
                  "output directory (results.json, CSV, SVG, output.txt)")
       ->capture_default_str();
   app.add_flag("--quick", options.quick, "small sizes: a run of a few seconds");
+  add_parameter(cli, "--seed", options.seed);
 }
 
 // " (default 10, 3 with --quick)" after the range in --help.
@@ -84,6 +93,7 @@ void add_int_option(CommandLine& cli, const std::string& name, long& value, long
     cli.quick_defaults.push_back([&cli, &value, name, q = *quick] {
       if (!option_given(cli, name)) value = q;
     });
+  add_parameter(cli, name, value);
   // A check instead of CLI::Range so that the error names the option, its range and the
   // input.
   cli.app
@@ -112,6 +122,7 @@ void add_real_option(CommandLine& cli, const std::string& name, double& value, d
     cli.quick_defaults.push_back([&cli, &value, name, q = *quick] {
       if (!option_given(cli, name)) value = q;
     });
+  add_parameter(cli, name, value);
   const std::string range = fmt::format("[{:g}, {:g}]", lo, hi);
   cli.app
       ->add_option_function<std::string>(
@@ -133,6 +144,7 @@ void add_real_option(CommandLine& cli, const std::string& name, double& value, d
 void add_choice_option(CommandLine& cli, const std::string& name, std::string& value,
                        const std::vector<std::string>& choices,
                        const std::string& description) {
+  add_parameter(cli, name, value);
   const std::string list = fmt::format("{}", fmt::join(choices, ", "));
   cli.app->add_option(name, value, fmt::format("{} (one of: {})", description, list))
       ->capture_default_str()
@@ -143,6 +155,16 @@ void add_choice_option(CommandLine& cli, const std::string& name, std::string& v
             return fmt::format("must be one of: {} (got '{}')", list, text);
           },
           "", "choice"));
+}
+
+void record_options(const CommandLine& cli, Results& results,
+                    const std::vector<std::string>& except) {
+  for (const auto& [name, record] : cli.parameters) {
+    if (std::find(except.begin(), except.end(), name) != except.end()) continue;
+    std::string key = name.substr(2);  // without "--"
+    std::replace(key.begin(), key.end(), '-', '_');
+    record(results, key);
+  }
 }
 
 bool option_given(const CommandLine& cli, const std::string& name) {

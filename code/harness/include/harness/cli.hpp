@@ -15,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace CLI {
@@ -23,6 +24,8 @@ class App;
 
 namespace harness {
 
+class Results;  // harness/output.hpp
+
 /// A program's command line: its name (`ch06`), a one-line description, its options.
 struct CommandLine {
   CommandLine(const std::string& description, const std::string& name);
@@ -30,6 +33,9 @@ struct CommandLine {
   std::unique_ptr<CLI::App> app;  // the parser (defined in cli.cpp only)
   // What --quick changes: run after parsing, for the options the user did not give.
   std::vector<std::function<void()>> quick_defaults;
+  // Each option's name and how to record its value (see record_options()).
+  std::vector<std::pair<std::string, std::function<void(Results&, const std::string&)>>>
+      parameters;
 };
 
 /// A bad option value. The message reads `--option: what is allowed (got what)`.
@@ -68,6 +74,14 @@ void add_choice_option(CommandLine& cli, const std::string& name, std::string& v
 
 /// Whether the command line gave option `name` (after parsing).
 bool option_given(const CommandLine& cli, const std::string& name);
+
+/// Records the run's parameters in `results`: --seed, then every option declared with
+/// add_*_option() in the order declared, each under its name without the dashes ("--max-d"
+/// → "max_d"), so that a results.json says which run made it. Options named in `except`
+/// are left out (a thread count, which must not change the file; a size that the run does
+/// not use unless given).
+void record_options(const CommandLine& cli, Results& results,
+                    const std::vector<std::string>& except = {});
 
 /// Refuses (usage_error naming `option`) a run that would need more than the memory this
 /// machine can give it: half its physical memory, so that the run never swaps or meets the
