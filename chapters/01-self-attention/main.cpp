@@ -396,11 +396,10 @@ int main(int argc, char** argv) {
                           "model width of the multi-head example");
   harness::add_int_option(
       cli, "--heads", o.heads, 1, 64,
-      "attention heads; must divide --d (64 heads at --n 4096 --d 4096 "
-      "take a few minutes)");
+      "attention heads; must divide --d");
   harness::add_int_option(cli, "--samples", o.samples, 10, 100'000,
                           "Monte Carlo samples of q.k per width d (time grows as "
-                          "samples x max-d: 100000 x 8192 take about two minutes)",
+                          "samples x max-d)",
                           2000);
   harness::add_int_option(cli, "--max-d", o.max_d, 1, 8192,
                           "largest d of the variance sweep (powers of two)", 128);

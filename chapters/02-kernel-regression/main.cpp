@@ -398,7 +398,7 @@ int main(int argc, char** argv) {
   harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
   harness::add_int_option(cli, "--n", o.n, 2, 5000,
                           "training points of the fits, weight maps and cross-validation "
-                          "(time and memory grow as n^2: 5000 takes minutes)");
+                          "(time and memory grow as n^2)");
   harness::add_real_option(cli, "--noise", o.noise, 0.0, 100.0,
                            "standard deviation of the label noise");
   std::vector<std::string> kernels;
