@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -24,12 +23,8 @@ using Eigen::VectorXd;
 
 constexpr double eps = std::numeric_limits<double>::epsilon();
 
-std::string number(double x) {
-  std::ostringstream s;
-  s.precision(3);
-  s << x;
-  return s.str();
-}
+// Three significant digits in messages, with the library's one formatter.
+std::string number(double x) { return detail::number(x, "%.3g"); }
 
 // Shape and finiteness: everything require_full_column_rank() checks before the SVD.
 void require_tall_and_finite(const Eigen::Ref<const MatrixXd>& X) {
