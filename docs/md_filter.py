@@ -569,15 +569,26 @@ def heading_math_lines(text):
     return found
 
 
+LIVE_RE = re.compile(r"^<!-- live: ([\w-]+) -->[ \t]*$", re.M)
+
+
+def live_figures(text):
+    """A "<!-- live: NAME -->" line (invisible on a Git host) becomes the place of live figure
+    NAME on the site (code/live/live.js fills it; without JavaScript it stays empty)."""
+    return LIVE_RE.sub(r'\\htmlonly[block]<div class="live-figure" data-widget="\1"></div>'
+                       r'\\endhtmlonly', text)
+
+
 def site_markdown(path, text, out_dir):
     """What Doxygen reads of a page: the build's code, output and numbers (pages.py), heading
-    ids and chapter links, figure captions, test links."""
+    ids and chapter links, figure captions, live figures, test links."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
         text = pages.site_text(root, out_dir, os.path.abspath(path), text, pages.source_href)
     except pages.PageError as err:
         sys.stderr.write("%s:1: error: %s\n" % (path, err))
     text = figure_captions(text)
+    text = live_figures(text)
     text = chapter_links(path, text)
     return test_links(root, text)
 

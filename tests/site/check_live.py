@@ -1,0 +1,370 @@
+#!/usr/bin/env python3
+"""The live figures, tested as a reader uses them: every chapter page from file:// in headless
+Chromium, every widget set to each parameter set its chapter's live.js lists (`checks`).
+
+    check_live.py --site build/release/site/html --reference build/release/bin/live-reference
+                  --out build/release/out [--screenshots DIR] [--width 1280]
+
+A page fails on
+  * a console error or an uncaught exception (a widget that cannot compute logs one);
+  * a chapter page without a live figure, a widget defined but on no page, or a check that
+    names an unknown control;
+  * a number of the WebAssembly result (everything the figure plots) that differs from the
+    native build's (live-reference, the same C++ compiled natively) by more than 1e-12
+    relative — or 1e-14 absolute for numbers that are zero up to rounding (a cancelled bias:
+    ~1e-17 in one build, 0 in the other, has no relative digits to compare);
+  * a number shown on the page (class live-num) whose full value (data-value) is not the
+    result's number under its key, or whose text is not that value rounded;
+  * a widget number that the chapter program also computes (`program` in live.js: a key of
+    its results.json) and that differs from it by more than 1e-12 relative.
+
+It also measures, in the page, the time from a control change to the redrawn figure: the
+event handler alone (computing in WebAssembly, parsing, rebuilding the SVG) and up to the
+next painted frame (which waits for the display's next refresh), and prints both.
+
+Chromium is driven through the DevTools protocol over a pipe (--remote-debugging-pipe), with
+Python's standard library only. Exit status: 0 pass, 1 problems, 2 usage, 77 no Chromium.
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+REL_TOL = 1e-12
+ABS_TOL = 1e-14
+
+
+class Browser:
+    """One headless Chromium with one page, driven over the DevTools pipe (fds 3 and 4)."""
+
+    def __init__(self, exe, width, height):
+        cmd_r, self._cmd_w = os.pipe()
+        self._out_r, out_w = os.pipe()
+
+        def child():
+            a, b = os.dup(cmd_r), os.dup(out_w)  # dup2 onto 3 and 4 without clobbering
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+
+        self.profile = tempfile.mkdtemp(prefix="live-check-chromium-")
+        self.proc = subprocess.Popen(
+            [exe, "--headless", "--no-sandbox", "--remote-debugging-pipe", "--hide-scrollbars",
+             "--user-data-dir=" + self.profile, "--window-size=%d,%d" % (width, height),
+             "--no-first-run", "--disable-gpu", "about:blank"],
+            preexec_fn=child, close_fds=False, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        os.close(cmd_r)
+        os.close(out_w)
+        self._buf, self._id, self.events = b"", 0, []
+        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.send("Target.attachToTarget",
+                                 {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Runtime", "Log", "Page"):
+            self.send(domain + ".enable", session=self.session)
+        self.send("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                  session=self.session)
+
+    def send(self, method, params=None, session=None):
+        self._id += 1
+        msg = {"id": self._id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self._cmd_w, json.dumps(msg).encode() + b"\0")
+        while True:
+            m = self._read()
+            if m.get("id") == self._id:
+                if "error" in m:
+                    raise RuntimeError("%s: %s" % (method, m["error"].get("message")))
+                return m["result"]
+            self.events.append(m)
+
+    def _read(self):
+        while b"\0" not in self._buf:
+            chunk = os.read(self._out_r, 1 << 20)
+            if not chunk:
+                raise RuntimeError("Chromium closed the DevTools pipe")
+            self._buf += chunk
+        m, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(m)
+
+    def page(self, method, params=None):
+        return self.send(method, params, session=self.session)
+
+    def eval(self, expression):
+        r = self.page("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
+                                           "returnByValue": True})
+        if "exceptionDetails" in r:
+            d = r["exceptionDetails"]
+            raise RuntimeError(d.get("exception", {}).get("description") or d.get("text"))
+        return r["result"].get("value")
+
+    def console_errors(self):
+        """Errors logged since the last call: exceptions, console.error, browser log errors."""
+        out = []
+        for e in self.events:
+            p = e.get("params", {})
+            if e["method"] == "Runtime.exceptionThrown":
+                d = p["exceptionDetails"]
+                out.append("uncaught: " + (d.get("exception", {}).get("description") or d["text"]))
+            elif e["method"] == "Runtime.consoleAPICalled" and p["type"] in ("error", "assert"):
+                out.append("console.%s: %s" % (p["type"], " ".join(
+                    str(a.get("value", a.get("description", ""))) for a in p["args"])))
+            elif e["method"] == "Log.entryAdded" and p["entry"]["level"] == "error":
+                out.append("log: %s (%s)" % (p["entry"]["text"], p["entry"].get("url", "")))
+        self.events = []
+        return out
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+# In the page: every widget, its defaults, checks and program cross-checks.
+WIDGETS_JS = """
+new Promise(r => document.readyState === "complete" ? r() : addEventListener("load", r))
+  .then(() => BookLive.ready).then(ws => ws.map(w => ({
+    name: w.name, compute: w.spec.compute,
+    controls: w.spec.controls.map(c => c.name),
+    defaults: Object.fromEntries(w.spec.controls.map(c => [c.name, c.value])),
+    checks: w.spec.checks || [], program: w.spec.program || []})))
+"""
+
+# In the page: set a widget's values, return the query, the result and the shown numbers.
+SET_JS = """
+(() => {
+  const w = BookLive.widgets.find(w => w.name === %s);
+  const last = w.set(%s);
+  const shown = Array.from(w.root.querySelectorAll(".live-num")).map(e => ({
+    key: e.dataset.key, value: e.dataset.value, digits: Number(e.dataset.digits),
+    text: e.textContent}));
+  const err = w.root.querySelector(".live-error");
+  return {query: last.query, json: last.json, shown: shown, error: err && err.textContent};
+})()
+"""
+
+# In the page: change a widget's first slider (or toggle) as a reader does, n times; the time
+# of the input handler, and up to the next painted frame (rAF, then a task after it).
+TIME_JS = """
+(async () => {
+  const w = BookLive.widgets.find(w => w.name === %s);
+  const input = w.root.querySelector("input[type=range]") || w.root.querySelector("input");
+  const handler = [], frame = [];
+  for (let k = 0; k < %d; ++k) {
+    const t0 = performance.now();
+    if (input.type === "range") {
+      const lo = Number(input.min), hi = Number(input.max);
+      input.value = String(lo + (k * 7919) %% (hi - lo + 1));
+      input.dispatchEvent(new Event("input"));
+    } else {
+      input.click();
+    }
+    const t1 = performance.now();
+    await new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)));
+    handler.push(t1 - t0);
+    frame.push(performance.now() - t0);
+  }
+  w.set(Object.fromEntries(w.spec.controls.map(c => [c.name, c.value])));
+  return {handler: handler, frame: frame};
+})()
+"""
+
+
+def numbers_of(x, path=""):
+    """Every number in a parsed JSON value, with its key path (a.b.0.1)."""
+    if isinstance(x, bool):
+        yield path, x
+    elif isinstance(x, (int, float)):
+        yield path, float(x)
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield from numbers_of(v, "%s.%d" % (path, i) if path else str(i))
+    elif isinstance(x, dict):
+        for k, v in x.items():
+            yield from numbers_of(v, "%s.%s" % (path, k) if path else k)
+
+
+def close(a, b):
+    return abs(a - b) <= REL_TOL * max(abs(a), abs(b)) or abs(a - b) <= ABS_TOL
+
+
+def parse_shown(text):
+    """The number a widget shows: '0.468', '−3.2', '3.7×10⁻⁵'."""
+    sup = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+    t = text.replace("−", "-")
+    m = re.fullmatch(r"(-?[\d.]+)×10([⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)", t)
+    if m:
+        return float(m.group(1)) * 10.0 ** int(m.group(2).translate(sup))
+    return float(t)
+
+
+def rounded_ok(text, value, digits):
+    """The text is `value` to `digits` significant digits (or exactly 0)."""
+    try:
+        shown = parse_shown(text)
+    except ValueError:
+        return False
+    if value == 0:
+        return shown == 0
+    unit = 10.0 ** (math.floor(math.log10(abs(value))) - digits + 1)
+    return abs(shown - value) <= 0.5 * unit * (1 + 1e-9) + 1e-300
+
+
+def compare(result, native, where, problems):
+    if "error" in result or "error" in native:
+        problems.append("%s: error (wasm: %s; native: %s)" % (
+            where, result.get("error"), native.get("error")))
+        return
+    ours, theirs = dict(numbers_of(result)), dict(numbers_of(native))
+    if ours.keys() != theirs.keys():
+        problems.append("%s: the wasm and native results have different keys: %s" % (
+            where, sorted(set(ours) ^ set(theirs))[:5]))
+        return
+    labels = [k for k, v in result.items() if isinstance(v, list) and v and isinstance(v[0], str)]
+    for k in labels:
+        if result[k] != native.get(k):
+            problems.append("%s: labels %s differ" % (where, k))
+    worst = max((abs(ours[k] - theirs[k]) / max(abs(theirs[k]), 1e-300), k) for k in ours
+                if not close(ours[k], theirs[k])) if any(
+                    not close(ours[k], theirs[k]) for k in ours) else None
+    if worst:
+        k = worst[1]
+        problems.append("%s: %s = %.17g in the page, %.17g native (relative %.1e > %g)" % (
+            where, k, ours[k], theirs[k], worst[0], REL_TOL))
+    return len(ours)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--site", required=True)
+    ap.add_argument("--reference", required=True, help="the live-reference program")
+    ap.add_argument("--out", required=True, help="the chapter programs' output directory")
+    ap.add_argument("--screenshots", help="also write each widget at its defaults and at its "
+                                          "last check into this directory")
+    ap.add_argument("--width", type=int, default=1280)
+    ap.add_argument("--repeat", type=int, default=20, help="control changes timed per widget")
+    args = ap.parse_args()
+    pages = sorted(glob.glob(os.path.join(args.site, "ch[0-9][0-9].html")))
+    if not pages or not os.path.isfile(os.path.join(args.site, "attn-live.js")):
+        print("check_live: no chapter pages or no attn-live.js in %s (build the site)" % args.site)
+        return 2
+    exe = next((shutil.which(n) for n in (os.environ.get("CHROMIUM"), "chromium",
+                                          "chromium-browser") if n and shutil.which(n)), None)
+    if not exe:
+        print("check_live: chromium not found (apt-get install chromium); skipping")
+        return 77
+    if args.screenshots:
+        os.makedirs(args.screenshots, exist_ok=True)
+    problems, timings, compared, shown_count = [], [], 0, 0
+    defined_js = None
+    browser = Browser(exe, args.width, 900)
+    try:
+        for page in pages:
+            name = os.path.basename(page)
+            url = "file://" + os.path.abspath(page)
+            browser.page("Page.navigate", {"url": url})
+            widgets = browser.eval(WIDGETS_JS)
+            if defined_js is None:
+                defined_js = browser.eval("Object.keys(BookLive.specs)")
+            if not widgets:
+                problems.append("%s: no live figure (every chapter has at least one)" % name)
+            slug = None
+            runs = []  # (widget, values, page result)
+            for w in widgets:
+                where = "%s %s" % (name, w["name"])
+                sets = [w["defaults"]] + w["checks"] + [p["values"] for p in w["program"]]
+                for values in sets:
+                    unknown = set(values) - set(w["controls"])
+                    if unknown:
+                        problems.append("%s: check %s names unknown controls %s" % (
+                            where, values, sorted(unknown)))
+                        continue
+                    r = browser.eval(SET_JS % (json.dumps(w["name"]), json.dumps(values)))
+                    runs.append((w, values, r))
+                if args.screenshots:
+                    for tag, values in (("a", w["defaults"]), ("b", sets[-1])):
+                        browser.eval(SET_JS % (json.dumps(w["name"]), json.dumps(values)))
+                        shot(browser, w["name"], os.path.join(
+                            args.screenshots, "%s-%d-%s.png" % (w["name"], args.width, tag)))
+                t = browser.eval(TIME_JS % (json.dumps(w["name"]), args.repeat))
+                timings.append((w["name"], statistics.median(t["handler"]), max(t["handler"]),
+                                statistics.median(t["frame"]), max(t["frame"])))
+            # the same computations, natively
+            argv = [args.reference]
+            for w, values, r in runs:
+                argv += [w["compute"], r["query"]]
+            native = subprocess.run(argv, capture_output=True, text=True,
+                                    check=True).stdout.split("\n") if runs else []
+            for (w, values, r), line in zip(runs, native):
+                where = "%s %s(%s)" % (name, w["name"], r["query"])
+                if r["error"]:
+                    problems.append("%s: the widget shows an error: %s" % (where, r["error"]))
+                    continue
+                result, expect = json.loads(r["json"]), json.loads(line)
+                compared += compare(result, expect, where, problems) or 0
+                flat = dict(numbers_of(result))
+                for s in r["shown"]:
+                    shown_count += 1
+                    v = flat.get(s["key"])
+                    if v is None or float(s["value"]) != v:
+                        problems.append("%s: shown number %s has value %s, the result %s" % (
+                            where, s["key"], s["value"], v))
+                    elif not rounded_ok(s["text"], v, s["digits"]):
+                        problems.append("%s: %s is shown as '%s', not %.17g to %d digits" % (
+                            where, s["key"], s["text"], v, s["digits"]))
+                for p in w["program"]:
+                    if p["values"] != values:
+                        continue
+                    if slug is None:
+                        nn = name[2:4]
+                        slug = [d for d in os.listdir(args.out) if d.startswith(nn + "-")]
+                    data = json.load(open(os.path.join(args.out, slug[0], "results.json")))
+                    want, got = data[p["results"]], flat.get(p["key"])
+                    if got is None or not abs(got - want) <= REL_TOL * abs(want):
+                        problems.append("%s: %s = %r, the chapter program's %s = %r" % (
+                            where, p["key"], got, p["results"], want))
+                    else:
+                        compared += 1
+            for e in browser.console_errors():
+                problems.append("%s: %s" % (name, e))
+    finally:
+        browser.close()
+    on_pages = {t[0] for t in timings}
+    for n in sorted(set(defined_js or []) - on_pages):
+        problems.append("live figure %s is defined but on no chapter page (<!-- live: %s -->)" % (n, n))
+    print("live figures: %d widgets on %d pages; %d numbers compared with the native build and "
+          "chapter programs, %d shown numbers checked" % (len(timings), len(pages), compared,
+                                                           shown_count))
+    print("time from a control change to the redrawn figure (ms, %d changes each, %d px):" % (
+        args.repeat, args.width))
+    print("  %-26s %16s %16s" % ("widget", "handler med/max", "to frame med/max"))
+    for n, hm, hx, fm, fx in timings:
+        print("  %-26s %7.1f / %6.1f %8.1f / %6.1f" % (n, hm, hx, fm, fx))
+    for p in problems:
+        print("FAIL " + p)
+    return 1 if problems else 0
+
+
+def shot(browser, widget, path):
+    import base64
+    rect = browser.eval("""(() => { const e = BookLive.widgets.find(w => w.name === %s).root;
+        e.scrollIntoView(); const r = e.getBoundingClientRect();
+        return [r.left + scrollX, r.top + scrollY, r.width, r.height]; })()""" % json.dumps(widget))
+    data = browser.page("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": rect[0] - 8, "y": rect[1] - 8, "width": rect[2] + 16,
+                 "height": rect[3] + 16, "scale": 1}})["data"]
+    with open(path, "wb") as f:
+        f.write(base64.b64decode(data))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
