@@ -12,8 +12,11 @@
  *   controls: [{name, label, value, ...}]  — a slider over `values` (a list) or min/max/step;
  *             type "toggle" (0/1), "select" (options: [[value, label]]), "button" (next:
  *             value => new value, e.g. a new seed or a shuffled order), "fixed" (no control),
- *   draw(view, result, values): draws with BookLive.bars/heatmap/lines into view.plot(...)
- *             and shows numbers with view.numbers([[label, key, digits]]),
+ *   draw(view, result, values): draws with BookLive.bars/heatmap/lines (or its own SVG:
+ *             BookLive.frame/scale/axes/svg, view.plot(width, height)) and shows numbers with
+ *             view.numbers([[label, key, digits]], result) — never computing one itself,
+ *   program:  [{values, key, results}]: the result's `key` at `values` equals the chapter
+ *             program's results.json number `results` (checked by the page test),
  *   checks:   parameter sets the page test (tests/site/check_live.py) runs here and natively.
  * }
  */
@@ -368,6 +371,11 @@ var BookLive = (function () {
     widgets: mounted,
     format: format,
     number: number,
+    html: html,
+    svg: svg,
+    frame: frame,
+    scale: scale,
+    axes: axes,
     bars: bars,
     heatmap: heatmap,
     lines: lines,
