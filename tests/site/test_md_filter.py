@@ -270,6 +270,14 @@ class Headings(unittest.TestCase):
                      '<script>inlineMath: [["\\\\(", "\\\\)"]],</script>'):
             self.assertEqual(md_filter.keep_punctuation(code), code)
 
+    def test_live_figure_marker_becomes_its_place_on_the_site(self):
+        s = "![C](../../figures/f.svg)\n*Figure 1.1.*\n\n<!-- live: ch01-x -->\n\n<!-- live: bad name -->\n"
+        out = md_filter.live_figures(s)
+        self.assertIn('\\htmlonly[block]<div class="live-figure" data-widget="ch01-x"></div>'
+                      '\\endhtmlonly\n', out)
+        self.assertIn("<!-- live: bad name -->", out)  # not a name: left as a comment
+        self.assertEqual(out.count("\n"), s.count("\n"))
+
     def test_math_in_headings_is_reported(self):
         s = "# Title {#ch01}\n\n## Why $\\sqrt{d}$?\n```\n# $x$ comment\n```\n### Cost $5\n"
         self.assertEqual(md_filter.heading_math_lines(s), [3])
