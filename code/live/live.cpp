@@ -1,6 +1,8 @@
 // The live figures' bridge (live.hpp); with emscripten, also the module's exports.
 #include "live.hpp"
 
+#include "attn/exercise.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -182,6 +184,8 @@ std::string compute(const std::string& name, const std::string& query) {
     const auto it = registry().find(name);
     if (it == registry().end()) throw std::invalid_argument("no live figure '" + name + "'");
     return it->second(Params(query)).json();
+  } catch (const attn::exercise_not_done& e) {  // a student copy: the reader's own code
+    return "{\"error\":" + quoted(e.what()) + ",\"exercise\":" + quoted(e.id()) + "}";
   } catch (const std::exception& e) {
     return "{\"error\":" + quoted(e.what()) + "}";
   }

@@ -56,7 +56,8 @@ using Compute = Figure (*)(const Params&);
 bool add(const std::string& name, Compute f);
 
 /// Runs the compute function `name` on `query`: its Figure as JSON, or {"error": "..."} with
-/// the message of what it threw (an unknown name, a parameter out of range).
+/// the message of what it threw (an unknown name, a parameter out of range); in a student
+/// copy, {"error": "...", "exercise": "NN.M"} when it reached an exercise not done yet.
 std::string compute(const std::string& name, const std::string& query);
 
 /// The registered names, sorted.

@@ -248,7 +248,10 @@ var BookLive = (function () {
       const result = JSON.parse(text);
       body.textContent = "";
       root.setAttribute("data-query", query(values));
-      if (result.error) {
+      if (result.exercise) {  // the student copy: this figure runs the reader's own code
+        html("div", {"class": "live-note"}, body, "This live figure runs your code: " +
+             result.error + ". Do the exercise, then ./book again.");
+      } else if (result.error) {
         html("div", {"class": "live-error"}, body, "The library refused these parameters: " + result.error);
         console.error("live figure " + name + ": " + result.error);
       } else {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "attn/exercise.hpp"
 #include "live.hpp"
 
 namespace {
@@ -17,7 +18,10 @@ live::Figure echo_sum(const live::Params& p) {
   f.number("sum", p.real("a", -10, 10) + p.integer("b", 0, 5));
   return f;
 }
-const bool added = live::add("test_echo_sum", echo_sum);
+live::Figure stub(const live::Params&) {
+  throw attn::exercise_not_done("01.6", "causal_mask", "code/src/attention.cpp");
+}
+const bool added = live::add("test_echo_sum", echo_sum) && live::add("test_stub", stub);
 
 std::string message_of(const live::Params& p, void (*read)(const live::Params&)) {
   try {
@@ -85,6 +89,10 @@ TEST_CASE("live::compute returns a figure's JSON, or its error as a message") {
   CHECK(live::compute("test_echo_sum", "a=1.5&b=9") ==
         "{\"error\":\"b must be an integer in [0, 5] (got '9')\"}");
   CHECK(live::compute("no_such_figure", "") == "{\"error\":\"no live figure 'no_such_figure'\"}");
+  // a student copy: the figure says which exercise it waits for
+  CHECK(live::compute("test_stub", "") ==
+        "{\"error\":\"exercise 01.6 is not done yet: write causal_mask in "
+        "code/src/attention.cpp\",\"exercise\":\"01.6\"}");
   const auto names = live::names();
   CHECK(std::find(names.begin(), names.end(), "test_echo_sum") != names.end());
 }

@@ -15,6 +15,8 @@ A page fails on
     ~1e-17 in one build, 0 in the other, has no relative digits to compare);
   * a number shown on the page (class live-num) whose full value (data-value) is not the
     result's number under its key, or whose text is not that value rounded;
+  * a live figure that is not right after the static figure it animates, that is printed,
+    or that takes room on the page when JavaScript is off;
   * a widget number that the chapter program also computes (`program` in live.js: a key of
     its results.json) and that differs from it by more than 1e-12 relative.
 
@@ -95,6 +97,13 @@ class Browser:
         m, self._buf = self._buf.split(b"\0", 1)
         return json.loads(m)
 
+    def open(self, url):
+        """Navigates to url and waits for its load event (also without JavaScript)."""
+        self.events = [e for e in self.events if e["method"] != "Page.loadEventFired"]
+        self.page("Page.navigate", {"url": url})
+        while not any(e["method"] == "Page.loadEventFired" for e in self.events):
+            self.events.append(self._read())
+
     def page(self, method, params=None):
         return self.send(method, params, session=self.session)
 
@@ -128,10 +137,22 @@ class Browser:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
+# The live figures that are laid out (display is not none, or they have a height).
+SHOWN_JS = """
+Array.from(document.querySelectorAll("div.live-figure")).filter(e =>
+  getComputedStyle(e).display !== "none" || e.getBoundingClientRect().height > 0)
+  .map(e => e.dataset.widget)
+"""
+# The live figures that do not come right after a static figure.
+PLACED_JS = """
+Array.from(document.querySelectorAll("div.live-figure")).filter(e =>
+  !(e.previousElementSibling && e.previousElementSibling.matches("div.image")))
+  .map(e => e.dataset.widget)
+"""
+
 # In the page: every widget, its defaults, checks and program cross-checks.
 WIDGETS_JS = """
-new Promise(r => document.readyState === "complete" ? r() : addEventListener("load", r))
-  .then(() => BookLive.ready).then(ws => ws.map(w => ({
+BookLive.ready.then(ws => ws.map(w => ({
     name: w.name, compute: w.spec.compute,
     controls: w.spec.controls.map(c => c.name),
     defaults: Object.fromEntries(w.spec.controls.map(c => [c.name, c.value])),
@@ -247,6 +268,8 @@ def main():
     ap.add_argument("--site", required=True)
     ap.add_argument("--reference", required=True, help="the live-reference program")
     ap.add_argument("--out", required=True, help="the chapter programs' output directory")
+    ap.add_argument("--root", help="the book (a student copy, with .book-release, may have "
+                                   "figures that wait for an exercise)")
     ap.add_argument("--screenshots", help="also write each widget at its defaults and at its "
                                           "last check into this directory")
     ap.add_argument("--width", type=int, default=1280)
@@ -263,14 +286,15 @@ def main():
         return 77
     if args.screenshots:
         os.makedirs(args.screenshots, exist_ok=True)
-    problems, timings, compared, shown_count = [], [], 0, 0
+    student_copy = bool(args.root) and os.path.isfile(os.path.join(args.root, ".book-release"))
+    problems, timings, compared, shown_count, waiting = [], [], 0, 0, set()
     defined_js = None
     browser = Browser(exe, args.width, 900)
     try:
         for page in pages:
             name = os.path.basename(page)
             url = "file://" + os.path.abspath(page)
-            browser.page("Page.navigate", {"url": url})
+            browser.open(url)
             widgets = browser.eval(WIDGETS_JS)
             if defined_js is None:
                 defined_js = browser.eval("Object.keys(BookLive.specs)")
@@ -309,6 +333,9 @@ def main():
                     problems.append("%s: the widget shows an error: %s" % (where, r["error"]))
                     continue
                 result, expect = json.loads(r["json"]), json.loads(line)
+                if student_copy and result.get("exercise") and expect.get("exercise"):
+                    waiting.add("%s (exercise %s)" % (w["name"], result["exercise"]))
+                    continue
                 compared += compare(result, expect, where, problems) or 0
                 flat = dict(numbers_of(result))
                 for s in r["shown"]:
@@ -327,14 +354,31 @@ def main():
                         nn = name[2:4]
                         slug = [d for d in os.listdir(args.out) if d.startswith(nn + "-")]
                     data = json.load(open(os.path.join(args.out, slug[0], "results.json")))
+                    if data.get("exercise_not_done"):  # a student copy's placeholder
+                        continue
                     want, got = data[p["results"]], flat.get(p["key"])
                     if got is None or not abs(got - want) <= REL_TOL * abs(want):
                         problems.append("%s: %s = %r, the chapter program's %s = %r" % (
                             where, p["key"], got, p["results"], want))
                     else:
                         compared += 1
+            for w in browser.eval(PLACED_JS):
+                problems.append("%s: live figure %s does not follow a static figure (put its "
+                                "marker after the figure's caption)" % (name, w))
+            browser.page("Emulation.setEmulatedMedia", {"media": "print"})
+            for w in browser.eval(SHOWN_JS):
+                problems.append("%s: live figure %s is printed (print keeps the static figure)"
+                                % (name, w))
+            browser.page("Emulation.setEmulatedMedia", {"media": ""})
             for e in browser.console_errors():
                 problems.append("%s: %s" % (name, e))
+        # Without JavaScript the live figures take no room: the static figures stand alone.
+        browser.page("Emulation.setScriptExecutionDisabled", {"value": True})
+        for page in pages:
+            browser.open("file://" + os.path.abspath(page))
+            for w in browser.eval(SHOWN_JS):
+                problems.append("%s: live figure %s takes room without JavaScript" % (
+                    os.path.basename(page), w))
     finally:
         browser.close()
     on_pages = {t[0] for t in timings}
@@ -348,6 +392,8 @@ def main():
     print("  %-26s %16s %16s" % ("widget", "handler med/max", "to frame med/max"))
     for n, hm, hx, fm, fx in timings:
         print("  %-26s %7.1f / %6.1f %8.1f / %6.1f" % (n, hm, hx, fm, fx))
+    for w in sorted(waiting):
+        print("waiting for the student's code: " + w)
     for p in problems:
         print("FAIL " + p)
     return 1 if problems else 0
