@@ -14,7 +14,8 @@
  *             value => new value, e.g. a new seed or a shuffled order), "fixed" (no control),
  *   draw(view, result, values): draws with BookLive.bars/heatmap/lines (or its own SVG:
  *             BookLive.frame/scale/axes/svg, view.plot(width, height)) and shows numbers with
- *             view.numbers([[label, key, digits]], result) — never computing one itself,
+ *             view.numbers([[label, key, digits]], result) — never computing one itself;
+ *             controls it draws itself change values with view.set({name: value}),
  *   program:  [{values, key, results}]: the result's `key` at `values` equals the chapter
  *             program's results.json number `results` (checked by the page test),
  *   checks:   parameter sets the page test (tests/site/check_live.py) runs here and natively.
@@ -280,6 +281,8 @@ var BookLive = (function () {
         return box;
       },
       note: function (text) { return html("div", {"class": "live-note"}, body, text); },
+      // for controls a chapter draws itself (e.g. token chips): new values, then a redraw
+      set: function (newValues) { return w.set(newValues); },
     };
 
     for (const c of spec.controls) {

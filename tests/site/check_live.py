@@ -314,7 +314,8 @@ def main():
                     r = browser.eval(SET_JS % (json.dumps(w["name"]), json.dumps(values)))
                     runs.append((w, values, r))
                 if args.screenshots:
-                    for tag, values in (("a", w["defaults"]), ("b", sets[-1])):
+                    last = (w["checks"] or [w["defaults"]])[-1]
+                    for tag, values in (("a", w["defaults"]), ("b", last)):
                         browser.eval(SET_JS % (json.dumps(w["name"]), json.dumps(values)))
                         shot(browser, w["name"], os.path.join(
                             args.screenshots, "%s-%d-%s.png" % (w["name"], args.width, tag)))
