@@ -318,7 +318,8 @@ def main():
                     for tag, values in (("a", w["defaults"]), ("b", last)):
                         browser.eval(SET_JS % (json.dumps(w["name"]), json.dumps(values)))
                         shot(browser, w["name"], os.path.join(
-                            args.screenshots, "%s-%d-%s.png" % (w["name"], args.width, tag)))
+                            args.screenshots, "%s-%d-%s.png" % (w["name"], args.width, tag)),
+                            args.width)
                 t = browser.eval(TIME_JS % (json.dumps(w["name"]), args.repeat))
                 timings.append((w["name"], statistics.median(t["handler"]), max(t["handler"]),
                                 statistics.median(t["frame"]), max(t["frame"])))
@@ -400,15 +401,23 @@ def main():
     return 1 if problems else 0
 
 
-def shot(browser, widget, path):
+def shot(browser, widget, path, width):
+    """A PNG of one widget, in a window tall enough to hold all of it."""
     import base64
-    rect = browser.eval("""(() => { const e = BookLive.widgets.find(w => w.name === %s).root;
-        e.scrollIntoView(); const r = e.getBoundingClientRect();
-        return [r.left + scrollX, r.top + scrollY, r.width, r.height]; })()""" % json.dumps(widget))
+    find = "BookLive.widgets.find(w => w.name === %s).root" % json.dumps(widget)
+    height = browser.eval("%s.getBoundingClientRect().height" % find)
+    browser.page("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": int(max(900, height + 200)), "deviceScaleFactor": 1,
+        "mobile": False})
+    rect = browser.eval("""(() => { const e = %s; e.scrollIntoView();
+        const r = e.getBoundingClientRect();
+        return [r.left + scrollX, r.top + scrollY, r.width, r.height]; })()""" % find)
     data = browser.page("Page.captureScreenshot", {
         "format": "png", "captureBeyondViewport": True,
         "clip": {"x": rect[0] - 8, "y": rect[1] - 8, "width": rect[2] + 16,
                  "height": rect[3] + 16, "scale": 1}})["data"]
+    browser.page("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False})
     with open(path, "wb") as f:
         f.write(base64.b64decode(data))
 
