@@ -1,0 +1,73 @@
+/* Chapter 04's live figure (drawing only; live.cpp computes, code/live/live.js explains). */
+(function () {
+  "use strict";
+  // The unit of the currents: every number of X and X_q is multiplied by c.
+  const units = [0.001, 0.01, 0.1, 1, 10, 100, 1000];
+  const unitNames = {0.001: "kA (c = 0.001)", 0.01: "100 A (c = 0.01)", 0.1: "10 A (c = 0.1)",
+                     1: "A (c = 1)", 10: "100 mA (c = 10)", 100: "10 mA (c = 100)",
+                     1000: "mA (c = 1000)"};
+
+  // One query's weights over the 100 training points as thin bars, with the uniform level
+  // 1/n dotted; `series` picks the colour of the chapter's figures (1 red, 2 green).
+  function weightBars(view, w, uniform, label, series) {
+    const f = BookLive.frame(view, 150, {left: 44, right: 10, top: 22, bottom: 34});
+    const ymax = Math.max.apply(null, w.concat([uniform])) * 1.05;
+    const x = BookLive.scale(0.5, w.length + 0.5, f.x0, f.x1);
+    const y = BookLive.scale(0, ymax, f.y0, f.y1);
+    BookLive.axes(f, x, y, [0.5, w.length + 0.5], [0, ymax],
+                  {xlabel: "training point j", ylabel: label});
+    const bw = (f.x1 - f.x0) / w.length;
+    w.forEach(function (v, j) {
+      const r = BookLive.svg("rect", {x: x(j + 1) - bw * 0.4, width: bw * 0.8, y: y(v),
+                                      height: f.y0 - y(v), style: "stroke:none",
+                                      "class": "live-bar live-series-" + series}, f.svg);
+      BookLive.svg("title", {}, r, "j = " + (j + 1) + ": " + BookLive.format(v, 4));
+    });
+    BookLive.svg("line", {x1: f.x0, x2: f.x1, y1: y(uniform), y2: y(uniform),
+                          "class": "live-marker"}, f.svg);
+  }
+
+  BookLive.define("ch04-unit-change", {
+    title: "Live figure: the chapter's currents written in another unit. Move the unit from kA to mA: softmax attention with fixed weights goes from uniform to one-hot, while whitened attention and least squares stay where they are.",
+    compute: "ch04_unit_change",
+    controls: [
+      {name: "c", label: "unit of X", values: units, value: 1,
+       show: function (c) { return unitNames[c]; }},
+      {name: "query", label: "query", min: 1, max: 50, step: 1, value: 1},
+      {name: "seed", label: "", type: "button", button: "new draw", value: 1,
+       next: function (v) { return v + 1; }},
+    ],
+    draw: function (view, r, v) {
+      weightBars(view, r.softmax_weights, r.uniform, "softmax, fixed weights: query " + v.query, 1);
+      weightBars(view, r.whitened_weights, r.uniform, "whitened softmax: query " + v.query, 2);
+      view.note("Dotted: the uniform weight 1/n.");
+      view.numbers([["query " + v.query + "'s entropy: fixed weights", "softmax_query_entropy", 3],
+                    ["whitened", "whitened_query_entropy", 3]], r);
+      view.numbers([["mean entropy: fixed weights", "softmax_entropy", 3],
+                    ["whitened", "whitened_entropy", 3], ["at most log n =", "log_n", 3]], r);
+      view.note("Relative change against A, ‖in this unit − in A‖ / ‖in A‖, over the 50 held-out queries:");
+      view.numbers([["least squares: predictions", "ls_change", 2]], r);
+      view.numbers([["softmax, fixed weights: predictions", "softmax_change", 2],
+                    ["weights", "softmax_weight_change", 2]], r);
+      view.numbers([["whitened softmax: predictions", "whitened_change", 2],
+                    ["weights", "whitened_weight_change", 2]], r);
+    },
+    checks: [
+      {c: 0.001, query: 50, seed: 1}, {c: 10, query: 1, seed: 0},
+      {c: 100, query: 25, seed: 1000000}, {c: 1000, query: 50, seed: 7},
+    ],
+    // the native chapter program's numbers at the same unit factors (results.json)
+    program: [
+      {values: {c: 0.001, query: 1, seed: 1}, key: "softmax_change", results: "softmax_attention_change_at_c_0.001"},
+      {values: {c: 0.001, query: 1, seed: 1}, key: "softmax_entropy", results: "softmax_attention_entropy_at_c_0.001"},
+      {values: {c: 0.001, query: 1, seed: 1}, key: "whitened_entropy", results: "whitened_attention_entropy_at_c_0.001"},
+      {values: {c: 0.1, query: 1, seed: 1}, key: "softmax_entropy", results: "softmax_attention_entropy_at_c_0.1"},
+      {values: {c: 1, query: 1, seed: 1}, key: "softmax_entropy", results: "softmax_attention_entropy_at_c_1"},
+      {values: {c: 1, query: 1, seed: 1}, key: "whitened_entropy", results: "whitened_attention_entropy_at_c_1"},
+      {values: {c: 10, query: 1, seed: 1}, key: "softmax_entropy", results: "softmax_attention_entropy_at_c_10"},
+      {values: {c: 1000, query: 1, seed: 1}, key: "whitened_entropy", results: "whitened_attention_entropy_at_c_1000"},
+      {values: {c: 1000, query: 1, seed: 1}, key: "softmax_entropy", results: "softmax_attention_entropy_at_c_1000"},
+      {values: {c: 1000, query: 1, seed: 1}, key: "softmax_change", results: "softmax_attention_change_at_c_1000"},
+    ],
+  });
+})();
