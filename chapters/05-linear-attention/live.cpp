@@ -4,9 +4,11 @@
 // All three share one small problem: a query q and n = 12 keys in d_k = 4 (already divided by
 // d_k^(1/4), as in the chapter, so softmax(q·k_j) are the attention weights), both times √s
 // for a logit scale s (s multiplies the logits, and the squared norms that the random
-// features' error depends on), and values in R^4. Each approximates the weights of q with a feature
-// map, at the chosen order or number of features, and sweeps that parameter for the error
-// curve.
+// features' error depends on), and values in R^4. Each figure approximates the weights of q
+// with a feature map, at the chosen order or number of features, and sweeps that parameter
+// for the error curve.
+#include "live.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -19,7 +21,6 @@
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
 #include "experiments.hpp"  // ch05::taylor_root, fit_loglog (attn headers and std only)
-#include "live.hpp"
 
 namespace {
 
@@ -155,9 +156,8 @@ live::Figure taylor(const live::Params& p) {
     f.number("minimum", attn::taylor_exp(ch05::taylor_even_minimum_point(order), order));
   Sweep sweep;
   for (int k = 0; k <= 20; ++k)
-    sweep.add(k, errors_of(P, P.logits.unaryExpr([k](double t) {
-      return attn::taylor_exp(t, k);
-    })));
+    sweep.add(k, errors_of(P, P.logits.unaryExpr(
+                                  [k](double t) { return attn::taylor_exp(t, k); })));
   sweep.put(f);
   return f;
 }
@@ -177,7 +177,8 @@ live::Figure exp_limit_figure(const live::Params& p) {
   const MatrixXd psiQ = attn::exp_limit_features(P.q, power);
   const MatrixXd psiK = attn::exp_limit_features(P.K, power);
   live::Figure f;
-  deterministic(f, P, P.logits.unaryExpr([power](double t) { return exp_limit(t, power); }),
+  deterministic(f, P,
+                P.logits.unaryExpr([power](double t) { return exp_limit(t, power); }),
                 psiQ.cols());
   f.number("identity_residual", identity_residual(P, psiQ, psiK, [power](double t) {
              return std::pow(1 + t / power, static_cast<double>(power));
@@ -186,14 +187,15 @@ live::Figure exp_limit_figure(const live::Params& p) {
   std::vector<double> powers{1, 2, 3, 4, 5, 6};
   for (int k = 3; k <= 16; ++k) powers.push_back(std::ldexp(1.0, k));
   for (const double pw : powers)
-    sweep.add(pw, errors_of(P, P.logits.unaryExpr([pw](double t) {
-      return exp_limit(t, pw);
-    })));
+    sweep.add(
+        pw,
+        errors_of(P, P.logits.unaryExpr([pw](double t) { return exp_limit(t, pw); })));
   sweep.put(f);
   // The line C/p through the point at p = 64, where the 1/p term has taken over (anchored
   // there rather than at 2^16: rounding in an error of 1e-6 is not multiplied by 2^16).
   const auto at64 = std::find(sweep.x.begin(), sweep.x.end(), 64.0);
-  const double c = at64 == sweep.x.end() ? 0.0 : 64 * sweep.weights[at64 - sweep.x.begin()];
+  const double c =
+      at64 == sweep.x.end() ? 0.0 : 64 * sweep.weights[at64 - sweep.x.begin()];
   VectorXd reference(static_cast<Index>(powers.size()));
   for (std::size_t i = 0; i < powers.size(); ++i)
     reference(static_cast<Index>(i)) = c / powers[i];
@@ -213,14 +215,15 @@ MatrixXd features(int method, const MatrixXd& X, const MatrixXd& W) {
                      : attn::positive_random_features(X, W);
 }
 
-constexpr int draws = 8;           // draws of the directions for the sweep
-constexpr Index r_max = 1024;      // the sweep's largest number of directions
+constexpr int draws = 8;       // draws of the directions for the sweep
+constexpr Index r_max = 1024;  // the sweep's largest number of directions
 
 // Figure 5.3 live: random features, r directions of one draw; the sweep r = 1 .. 1024 gives the
 // root mean square over 8 other draws of the largest weight error (and of the output error),
 // leaving out refused draws, with the share refused at each r.
 live::Figure random_features(const live::Params& p) {
-  const std::string name = p.choice("method", {"positive", "orthogonal", "trigonometric"});
+  const std::string name =
+      p.choice("method", {"positive", "orthogonal", "trigonometric"});
   const int method = name == "positive" ? 0 : name == "orthogonal" ? 1 : 2;
   const int r = p.integer("r", 1, static_cast<int>(r_max));
   if ((r & (r - 1)) != 0)
@@ -255,7 +258,8 @@ live::Figure random_features(const live::Params& p) {
   // first r of the r_max directions are distributed as r directions drawn alone (orthogonal
   // ones too, block by block), so each draw is one reader adding directions.
   attn::Rng sweep_rng(static_cast<attn::Rng::result_type>(draw) + 1000003);
-  const auto steps = static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(r_max))) + 1;
+  const auto steps =
+      static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(r_max))) + 1;
   std::vector<double> sum_w(steps), sum_o(steps), kept(steps);
   for (int k = 0; k < draws; ++k) {
     const MatrixXd Wk = directions(method, r_max, sweep_rng);
@@ -293,8 +297,8 @@ live::Figure random_features(const live::Params& p) {
   };
   f.vector("sweep_x", vec(rs)).vector("sweep_weights", vec(rms_w));
   f.vector("sweep_output", vec(rms_o)).vector("refused_share", vec(refused_share));
-  f.number("refused_share_at_r", refused_share[static_cast<std::size_t>(std::countr_zero(
-                                     static_cast<unsigned>(r)))]);
+  f.number("refused_share_at_r", refused_share[static_cast<std::size_t>(
+                                     std::countr_zero(static_cast<unsigned>(r)))]);
   // Slope of log RMS against log r from r = 4 on, and the line C r^(-1/2) through the last
   // point.
   std::vector<double> tail_r, tail_e;
