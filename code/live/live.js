@@ -67,7 +67,8 @@ var BookLive = (function () {
     let s;
     if (a >= 1e-3 && a < 1e5) {
       s = x.toPrecision(digits);
-      if (s.indexOf("e") < 0 && s.indexOf(".") >= 0) s = s.replace(/\.?0+$/, "");
+      if (s.indexOf("e") >= 0) s = String(Number(s));  // 10 to one digit: "10", not "1e+1"
+      else if (s.indexOf(".") >= 0) s = s.replace(/\.?0+$/, "");
     } else {
       const [m, e] = x.toExponential(digits - 1).split("e");
       s = m + "×10" + String(Number(e)).replace(/-/g, "⁻").replace(/\d/g, function (c) {
@@ -107,10 +108,10 @@ var BookLive = (function () {
     };
   }
   function ticks(lo, hi, log) {
-    if (log) {
-      const out = [];
-      for (let e = Math.ceil(Math.log10(lo) - 1e-9); e <= Math.floor(Math.log10(hi) + 1e-9); ++e)
-        out.push(Math.pow(10, e));
+    if (log) {  // decades; every second or third one when there are many
+      const out = [], first = Math.ceil(Math.log10(lo) - 1e-9), last = Math.floor(Math.log10(hi) + 1e-9);
+      const every = Math.max(1, Math.ceil((last - first + 1) / 7));
+      for (let e = first; e <= last; e += every) out.push(Math.pow(10, e));
       return out;
     }
     const step0 = (hi - lo) / 4, mag = Math.pow(10, Math.floor(Math.log10(step0 || 1)));
