@@ -580,9 +580,13 @@ def chapter_numbers(root):
                   if re.match(r"\d\d-", d) and os.path.isdir(os.path.join(root, "chapters", d)))
 
 
+# The test binaries in tests/ (every chapter's are test-NN).
+LIBRARY_TESTS = ["test-lib", "test-harness", "test-live"]
+
+
 def build_targets(root):
     nn = chapter_numbers(root)
-    return ["test-lib", "test-harness"] + [f"test-{n}" for n in nn] + [f"ch{n}" for n in nn]
+    return LIBRARY_TESTS + [f"test-{n}" for n in nn] + [f"ch{n}" for n in nn]
 
 
 def lean_configure(src, build, log):
@@ -728,7 +732,7 @@ def targets_for(build, ids, src):
     relinks only those. All test binaries and programs when some are not built yet (the
     test list of a binary exists only once it is built)."""
     nn = chapter_numbers(src)
-    built = [os.path.join(build, "tests", "test-lib"), os.path.join(build, "tests", "test-harness")] + \
+    built = [os.path.join(build, "tests", t) for t in LIBRARY_TESTS] + \
         [os.path.join(build, "chapters", f"test-{n}") for n in nn] + \
         [os.path.join(build, "bin", f"ch{n}") for n in nn]
     if not all(os.path.isfile(b) for b in built):
