@@ -4,8 +4,6 @@
   const powersOfTwo = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
   const scales = [];  // 0.01 .. 100, ten steps per decade
   for (let k = -20; k <= 20; ++k) scales.push(Number(Math.pow(10, k / 10).toPrecision(2)));
-  const keyLabels = [];
-  for (let i = 1; i <= 16; ++i) keyLabels.push(String(i));
 
   BookLive.define("ch01-softmax-scale", {
     title: "Live figure: one query against 16 keys. Move d and the logit scale s, with and without the division by √d.",
@@ -18,7 +16,7 @@
        next: function (v) { return v + 1; }},
     ],
     draw: function (view, r) {
-      BookLive.bars(view, r.weights, {ymax: 1, labels: keyLabels, ylabel: "weight", xlabel: "key",
+      BookLive.bars(view, r.weights, {ymax: 1, ylabel: "weight", xlabel: "key",
                                       highlight: r.weights.indexOf(Math.max.apply(null, r.weights))});
       view.numbers([["largest weight", "max_weight", 3], ["entropy", "entropy", 3],
                     ["of at most log 16 =", "log_n", 3], ["Jacobian norm", "jacobian_norm", 3],

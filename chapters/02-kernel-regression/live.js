@@ -9,17 +9,6 @@
   const queries = [];
   for (let k = 0; k <= 100; ++k) queries.push(k / 100);
 
-  // A polyline through (xs[i], ys[i]) that breaks where ok[i] is 0 (a gap of the fit).
-  function path(xs, ys, ok, x, y) {
-    let d = "", pen = false;
-    xs.forEach(function (xv, i) {
-      if (ok && !ok[i]) { pen = false; return; }
-      d += (pen ? "L" : "M") + x(xv).toFixed(1) + "," + y(ys[i]).toFixed(1);
-      pen = true;
-    });
-    return d;
-  }
-
   BookLive.define("ch02-fit", {
     title: "Live figure: the chapter's 100 points and the Nadaraya–Watson fit. Change the kernel and the bandwidth h, and move the query x to see which points it averages (lower panel: its weights).",
     compute: "ch02_fit",
@@ -29,43 +18,27 @@
       {name: "x", label: "query x", values: queries, value: 0.3},
     ],
     draw: function (view, r) {
-      const yr = [-2.5, 2.5];
-      // upper panel: data, f and the fit
-      const f = B.frame(view, 230, {left: 40, right: 10, top: 12, bottom: 24});
-      const x = B.scale(0, 1, f.x0, f.x1), y = B.scale(yr[0], yr[1], f.y0, f.y1);
-      B.axes(f, x, y, [0, 1], yr, {});
-      r.data_x.forEach(function (xv, i) {
-        B.svg("circle", {cx: x(xv), cy: y(r.data_y[i]), r: 2.4,
-                         style: "fill: var(--muted); fill-opacity: " + (r.weights[i] > 0 ? 0.9 : 0.35)}, f.svg);
-      });
-      B.svg("path", {d: path(r.grid, r.truth, null, x, y), "class": "live-line live-series-2 live-dashed",
-                     style: "stroke-width: 1.5"}, f.svg);
-      B.svg("path", {d: path(r.grid, r.fit, r.defined, x, y), "class": "live-line live-series-0"}, f.svg);
-      B.svg("line", {x1: x(r.query_x), x2: x(r.query_x), y1: f.y0, y2: f.y1, "class": "live-marker"}, f.svg);
+      // upper panel: the data (dark where the query's weights are > 0), f, the fit and ŷ(x)
+      const dots = function (near, o) {
+        return Object.assign({x: r.data_x, y: r.data_y, color: "muted", lineless: true, points: 2.4,
+                              defined: r.weights.map(function (w) { return (w > 0) === near ? 1 : 0; })}, o);
+      };
+      const series = [
+        dots(false, {opacity: 0.35}),
+        dots(true, {opacity: 0.9, label: "data (xᵢ, yᵢ)"}),
+        {x: r.grid, y: r.truth, color: 2, dashed: true, label: "true f"},
+        {x: r.grid, y: r.fit, color: 0, defined: r.defined, label: "fit ŷ"}];
       if (r.estimate !== undefined)
-        B.svg("circle", {cx: x(r.query_x), cy: y(r.estimate), r: 4.5, "class": "live-series-1"}, f.svg);
-      // lower panel: the query's weights w_i(x) as stems at the training inputs x_i
-      const g = B.frame(view, 120, {left: 40, right: 10, top: 18, bottom: 36});
-      const ymax = r.max_weight || 1;
-      const yw = B.scale(0, ymax, g.y0, g.y1);
-      B.axes(g, x, yw, [0, 1], [0, ymax], {xlabel: "x", ylabel: "weights wᵢ(x) of the query"});
-      B.svg("line", {x1: x(r.query_x), x2: x(r.query_x), y1: g.y0, y2: g.y1, "class": "live-marker"}, g.svg);
-      r.weights.forEach(function (w, i) {
-        if (!(w > 0)) return;
-        const l = B.svg("line", {x1: x(r.data_x[i]), x2: x(r.data_x[i]), y1: g.y0, y2: yw(w),
-                                 "class": "live-series-1", style: "stroke-width: 2"}, g.svg);
-        B.svg("title", {}, l, "x = " + B.format(r.data_x[i], 3) + ": weight " + B.format(w, 3));
-      });
-      const legend = B.html("div", {"class": "live-legend"}, view.body);
-      // (inline colours: the runtime's swatch takes its colour from the text, not the series)
-      const dot = "width: 0.6em; height: 0.6em; border: 0; border-radius: 50%; background: ";
-      [["data (xᵢ, yᵢ)", dot + "var(--muted)"], ["true f", "border-top: 2px dashed #3f9f5f"],
-       ["fit ŷ", "border-top-color: var(--primary-color)"], ["ŷ(x) at the query x", dot + "#d9603b"]]
-        .forEach(function (e) {
-          const item = B.html("span", {}, legend);
-          B.html("span", {"class": "live-swatch", style: e[1]}, item);
-          item.appendChild(document.createTextNode(e[0]));
-        });
+        series.push({x: [r.query_x], y: [r.estimate], color: 1, lineless: true, points: 4.5,
+                     label: "ŷ(x) at the query x"});
+      const fit = B.lines(view, series, {height: 230, xrange: [0, 1], yrange: [-2.5, 2.5],
+                                         marker: r.query_x, legend: false, left: 52});
+      // lower panel: the query's weights w_i(x) as stems at the training inputs x_i (both
+      // panels 52 px from the left, room for a weight such as 0.0075, so their x axes align)
+      B.lines(view, [{x: r.data_x, y: r.weights, color: 1, stems: true}],
+              {height: 120, xrange: [0, 1], yrange: [0, r.max_weight || 1], marker: r.query_x, left: 52,
+               xlabel: "x", ylabel: "weights wᵢ(x) of the query"});
+      B.legend(view, fit.legend);
       const list = [];
       if (r.estimate !== undefined)
         list.push(["ŷ(x) =", "estimate", 3], ["f(x) =", "query_truth", 3], ["effective keys 1/Σwᵢ²", "effective_keys", 3]);
@@ -104,36 +77,14 @@
       {name: "h", label: "h", values: bandwidths, value: 0.05},
     ],
     draw: function (view, r) {
-      const W = r.weights, m = W.length, n = W[0].length;
-      const width = Math.max(240, view.width());
-      const left = 44, top = 8, bottom = 36, right = 8;
-      const cw = (width - left - right) / n, ch = Math.max(4, Math.min(7, cw * 1.6));
-      const g = view.plot(width, top + m * ch + bottom);
-      B.svg("rect", {x: left, y: top, width: n * cw, height: m * ch, style: "fill: none; stroke: var(--rule)"}, g);
-      for (let j = 0; j < m; ++j) {
-        if (r.empty[j]) {
-          B.svg("rect", {x: left, y: top + j * ch, width: n * cw, height: ch, "class": "live-masked"}, g);
-          continue;
-        }
-        for (let i = 0; i < n; ++i) {
-          const a = W[j][i] / r.max_weight;  // colour only: the darkest cell is the largest weight
-          if (a < 0.004) continue;
-          B.svg("rect", {x: left + i * cw, y: top + j * ch, width: cw + 0.3, height: ch + 0.3,
-                         "class": "live-cell", style: "fill-opacity:" + a.toFixed(3)}, g);
-        }
-      }
-      // axes: rows are the queries t = 0.0125 .. 0.9875, columns the key ranks 1 .. 100
-      [[0, "0"], [19.5, "0.5"], [39, "1"]].forEach(function (t) {
-        B.svg("text", {x: left - 5, y: top + (t[0] + 0.5) * ch + 4, "text-anchor": "end"}, g, t[1]);
-      });
-      [[0, "1", "middle"], [49, "50", "middle"], [99, "100", "end"]].forEach(function (t) {
-        B.svg("text", {x: left + (t[0] + (t[2] === "end" ? 1 : 0.5)) * cw, y: top + m * ch + 15,
-                       "text-anchor": t[2]}, g, t[1]);
-      });
-      B.svg("text", {x: left + n * cw / 2, y: top + m * ch + 31, "text-anchor": "middle"}, g,
-            "training points ranked by xᵢ");
-      B.svg("text", {x: 12, y: top + m * ch / 2, "text-anchor": "middle",
-                     transform: "rotate(-90 12 " + (top + m * ch / 2) + ")"}, g, "query t");
+      // rows: the queries t = 0.0125 .. 0.9875; columns: the key ranks 1 .. 100; the darkest
+      // cell is the largest weight
+      B.heatmap(view, r.weights, r, {color: "scaled", scale: r.max_weight, dense: true,
+                                     aspect: 1.6, minCell: 4, maxHeight: 280,
+                                     masked: function (i) { return r.empty[i]; },
+                                     rowTicks: [[0, "0"], [19.5, "0.5"], [39, "1"]],
+                                     colTicks: [[0, "1"], [49, "50"], [99, "100"]],
+                                     xlabel: "training points ranked by xᵢ", ylabel: "query t"});
       view.numbers([["effective keys 1/Σwᵢ² (mean)", "effective_keys", 3],
                     ["largest weight (darkest cell)", "max_weight", 3],
                     ["queries without a key", "empty_rows", 3]], r);

@@ -3,57 +3,6 @@
   "use strict";
   const B = BookLive;
 
-  // "10⁻³": the label of a power of ten (a tick label, not a computed number).
-  function power(e) {
-    if (e === 0) return "1";
-    if (e === 1) return "10";
-    return "10" + String(e).replace(/-/g, "⁻").replace(/\d/g, function (c) { return "⁰¹²³⁴⁵⁶⁷⁸⁹"[c]; });
-  }
-
-  // The hat matrix as a heatmap with signed colours (blue positive, red negative, as in
-  // Figure 3.2), its entries written in the cells when they fit.
-  function signedHeatmap(view, M, r, key, scaleMax) {
-    const n = M.length, m = M[0].length;
-    const width = Math.max(240, view.width());
-    const left = 26, top = 22;
-    // at most about 560 px tall, so that n = 20 still fits a screen
-    const cell = Math.max(8, Math.min(50, Math.floor((width - left - 4) / m), Math.floor(560 / n)));
-    const g = view.plot(left + cell * m + 4, top + cell * n + 4);
-    const every = cell >= 18 ? 1 : cell >= 10 ? 2 : 4;
-    for (let j = 0; j < m; ++j)
-      if ((j + 1) % every === 0 || every === 1)
-        B.svg("text", {x: left + (j + 0.5) * cell, y: top - 7, "text-anchor": "middle",
-                       "font-size": cell < 18 ? "10" : "12"}, g, String(j + 1));
-    const writeNumbers = cell >= 34;
-    for (let i = 0; i < n; ++i) {
-      if ((i + 1) % every === 0 || every === 1)
-        B.svg("text", {x: left - 5, y: top + (i + 0.5) * cell + 4, "text-anchor": "end",
-                       "font-size": cell < 18 ? "10" : "12"}, g, String(i + 1));
-      for (let j = 0; j < m; ++j) {
-        const v = M[i][j];
-        const strength = Math.min(1, Math.abs(v) / scaleMax);
-        const rect = B.svg("rect", {x: left + j * cell, y: top + i * cell, width: cell - 1,
-                                    height: cell - 1, fill: v < 0 ? "#b2182b" : "#2166ac",
-                                    "fill-opacity": String(0.04 + 0.96 * strength)}, g);
-        B.svg("title", {}, rect, "H" + (i + 1) + "," + (j + 1) + " = " + B.format(v, 4));
-        if (!writeNumbers) continue;
-        if (Math.abs(v) < 0.005) {  // too long to write in a cell (the tooltip has it)
-          B.svg("text", {x: left + (j + 0.5) * cell, y: top + (i + 0.5) * cell + 4, "text-anchor": "middle",
-                         "font-size": "10.5", "pointer-events": "none"}, g, "≈0");
-          continue;
-        }
-        const digits = Math.abs(v) >= 0.1 ? 2 : 1;
-        const t = B.svg("text", {x: left + (j + 0.5) * cell, y: top + (i + 0.5) * cell + 4,
-                                 "text-anchor": "middle", "font-size": cell < 44 ? "10.5" : "12",
-                                 "class": "live-num live-cell-num" + (strength > 0.55 ? " live-on-dark" : ""),
-                                 "data-key": key + "." + i + "." + j, "data-value": String(v),
-                                 "data-digits": String(digits)}, g, B.format(v, digits));
-        t.setAttribute("pointer-events", "none");
-      }
-    }
-    return g;
-  }
-
   BookLive.define("ch03-hat-matrix", {
     title: "Live figure: the hat matrix H = X(XᵀX)⁻¹Xᵀ, least squares' attention weights on its training rows. Change n, d or the draw, or add an intercept column; watch the signs, trace(H) and the row sums.",
     compute: "ch03_hat_matrix",
@@ -65,7 +14,11 @@
        next: function (v) { return v + 1; }},
     ],
     draw: function (view, r) {
-      signedHeatmap(view, r.H, r, "H", r.max_abs_weight);
+      // signed colours as in Figure 3.2; entries written when the cells are large enough
+      const index = r.H.map(function (row, i) { return String(i + 1); });
+      B.heatmap(view, r.H, r, {color: "signed", scale: r.max_abs_weight, key: "H", rows: index,
+                               cols: index, maxCell: 50, maxHeight: 560, approxZero: 0.005,
+                               digits: function (v) { return Math.abs(v) >= 0.1 ? 2 : 1; }});
       view.note("Row i (query) against column j (key); blue weights are positive, red negative.");
       view.numbers([["trace(H)", "trace", 6], ["columns of X", "columns", 1],
                     ["max|H² − H|", "idempotence", 2],
@@ -87,57 +40,6 @@
     ],
   });
 
-  // Error against k on a log scale: three series, a marker at the chosen k.
-  function logPlot(view, r, k) {
-    const f = B.frame(view, 250, {left: 48, right: 12, top: 26, bottom: 36});
-    const series = [
-      {y: r.error_attention, cls: "live-series-0", color: "var(--primary-color)", label: "k attention layers"},
-      {y: r.error_gd, cls: "live-series-1 live-dashed", color: "#d9603b", label: "k gradient steps"},
-      {y: r.difference, cls: "live-series-2", color: "#3f9f5f", label: "|ŷ_attn − ŷ_GD| / |ŷ_GD|"},
-    ];
-    let lo = Infinity, hi = -Infinity;
-    for (const s of series) for (const v of s.y) if (v > 0) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
-    let elo = Math.max(-17, Math.floor(Math.log10(lo))), ehi = Math.ceil(Math.log10(hi));
-    if (ehi <= elo) ehi = elo + 1;
-    const fits = Math.max(2, Math.floor((f.y0 - f.y1) / 26));
-    let step = 1;
-    while ((ehi - elo) / step > fits) ++step;
-    elo = Math.floor(elo / step) * step;
-    ehi = Math.ceil(ehi / step) * step;
-    const kmax = r.k[r.k.length - 1];
-    const x = B.scale(0, kmax, f.x0, f.x1), y = B.scale(elo, ehi, f.y0, f.y1);
-    const yv = function (v) { return y(Math.max(elo, Math.min(ehi, Math.log10(v)))); };
-    for (let e = elo; e <= ehi; e += step) {
-      B.svg("line", {x1: f.x0, x2: f.x1, y1: y(e), y2: y(e), "class": "live-grid"}, f.svg);
-      B.svg("text", {x: f.x0 - 5, y: y(e) + 4, "text-anchor": "end"}, f.svg, power(e));
-    }
-    for (let t = 0; t <= kmax; t += 10)
-      B.svg("text", {x: x(t), y: f.y0 + 16, "text-anchor": "middle"}, f.svg, String(t));
-    B.svg("line", {x1: f.x0, x2: f.x1, y1: f.y0, y2: f.y0, "class": "live-axis"}, f.svg);
-    B.svg("line", {x1: f.x0, x2: f.x0, y1: f.y0, y2: f.y1, "class": "live-axis"}, f.svg);
-    B.svg("text", {x: (f.x0 + f.x1) / 2, y: f.height - 3, "text-anchor": "middle"}, f.svg,
-          "k (layers = gradient steps)");
-    B.svg("text", {x: f.x0 - 40, y: f.y1 - 12, "text-anchor": "start"}, f.svg,
-          "|ŷ − ŷ_LS| / |ŷ_LS|");
-    B.svg("line", {x1: x(k), x2: x(k), y1: f.y0, y2: f.y1, "class": "live-marker"}, f.svg);
-    series.forEach(function (s) {
-      let d = "";
-      s.y.forEach(function (v, i) {
-        if (!(v > 0)) { return; }
-        d += (d ? "L" : "M") + x(r.k[i]).toFixed(1) + "," + yv(v).toFixed(1);
-      });
-      B.svg("path", {d: d, "class": "live-line " + s.cls}, f.svg);
-      if (s.y[k] > 0)
-        B.svg("circle", {cx: x(k), cy: yv(s.y[k]), r: 3.5, "class": s.cls.split(" ")[0]}, f.svg);
-    });
-    const legend = B.html("div", {"class": "live-legend"}, view.body);
-    for (const s of series) {
-      const item = B.html("span", {}, legend);
-      B.html("span", {"class": "live-swatch " + s.cls, style: "border-top-color: " + s.color}, item);
-      item.appendChild(document.createTextNode(s.label));
-    }
-  }
-
   const ks = [];
   for (let k = 0; k <= 50; ++k) ks.push(k);
 
@@ -156,7 +58,16 @@
        next: function (v) { return v + 1; }},
     ],
     draw: function (view, r, v) {
-      logPlot(view, r, v.k);
+      // errors against k on a log scale (exact zeros on its floor), dots at the chosen k
+      const series = [
+        {x: r.k, y: r.error_attention, color: 0, label: "k attention layers"},
+        {x: r.k, y: r.error_gd, color: 1, dashed: true, label: "k gradient steps"},
+        {x: r.k, y: r.difference, color: 2, label: "|ŷ_attn − ŷ_GD| / |ŷ_GD|"}];
+      for (const s of series.slice())
+        series.push({x: [v.k], y: [s.y[r.k.indexOf(v.k)]], color: s.color, lineless: true, points: 3.5});
+      B.lines(view, series, {ylog: true, yfloor: 1e-17, height: 250, xrange: [0, ks[ks.length - 1]],
+                             xticks: [0, 10, 20, 30, 40, 50], marker: v.k,
+                             xlabel: "k (layers = gradient steps)", ylabel: "|ŷ − ŷ_LS| / |ŷ_LS|"});
       view.numbers([["query 1 at k: ŷ_attn", "y_attention_q1", 6], ["ŷ_GD", "y_gd_q1", 6],
                     ["ŷ_LS", "y_ls_q1", 6]], r);
       view.numbers([["|ŷ_attn − ŷ_GD| / |ŷ_GD|", "difference_k", 2],

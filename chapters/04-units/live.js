@@ -7,26 +7,6 @@
                      1: "A (c = 1)", 10: "100 mA (c = 10)", 100: "10 mA (c = 100)",
                      1000: "mA (c = 1000)"};
 
-  // One query's weights over the 100 training points as thin bars, with the uniform level
-  // 1/n dotted; `series` picks the colour of the chapter's figures (1 red, 2 green).
-  function weightBars(view, w, uniform, label, series) {
-    const f = BookLive.frame(view, 150, {left: 44, right: 10, top: 22, bottom: 34});
-    const ymax = Math.max.apply(null, w.concat([uniform])) * 1.05;
-    const x = BookLive.scale(0.5, w.length + 0.5, f.x0, f.x1);
-    const y = BookLive.scale(0, ymax, f.y0, f.y1);
-    BookLive.axes(f, x, y, [0.5, w.length + 0.5], [0, ymax],
-                  {xlabel: "training point j", ylabel: label});
-    const bw = (f.x1 - f.x0) / w.length;
-    w.forEach(function (v, j) {
-      const r = BookLive.svg("rect", {x: x(j + 1) - bw * 0.4, width: bw * 0.8, y: y(v),
-                                      height: f.y0 - y(v), style: "stroke:none",
-                                      "class": "live-bar live-series-" + series}, f.svg);
-      BookLive.svg("title", {}, r, "j = " + (j + 1) + ": " + BookLive.format(v, 4));
-    });
-    BookLive.svg("line", {x1: f.x0, x2: f.x1, y1: y(uniform), y2: y(uniform),
-                          "class": "live-marker"}, f.svg);
-  }
-
   BookLive.define("ch04-unit-change", {
     title: "Live figure: the chapter's currents written in another unit. Move the unit from kA to mA: softmax attention with fixed weights goes from uniform to one-hot, while whitened attention and least squares stay where they are.",
     compute: "ch04_unit_change",
@@ -38,8 +18,15 @@
        next: function (v) { return v + 1; }},
     ],
     draw: function (view, r, v) {
-      weightBars(view, r.softmax_weights, r.uniform, "softmax, fixed weights: query " + v.query, 1);
-      weightBars(view, r.whitened_weights, r.uniform, "whitened softmax: query " + v.query, 2);
+      // one query's weights over the 100 training points, in the colours of the chapter's
+      // figures (orange fixed, green whitened), the uniform weight 1/n dotted; both panels
+      // 46 px from the left (room for 0.075) so that their bars align
+      const panel = function (w, color, label) {
+        BookLive.bars(view, [{values: w, color: color}], {height: 150, reference: r.uniform, left: 46,
+                                                          xlabel: "training point j", ylabel: label});
+      };
+      panel(r.softmax_weights, 1, "softmax, fixed weights: query " + v.query);
+      panel(r.whitened_weights, 2, "whitened softmax: query " + v.query);
       view.note("Dotted: the uniform weight 1/n.");
       view.numbers([["query " + v.query + "'s entropy: fixed weights", "softmax_query_entropy", 3],
                     ["whitened", "whitened_query_entropy", 3]], r);

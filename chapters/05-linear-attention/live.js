@@ -3,93 +3,31 @@
   "use strict";
   const B = BookLive;
   const scales = [0.25, 0.5, 0.75, 1, 1.5, 2, 3, 4];
-  const keyLabels = [];
-  for (let j = 1; j <= 12; ++j) keyLabels.push(String(j));
 
   // Digits to show a number without an exponent up to 10⁵ (at least 3 significant ones).
   function intDigits(v) {
     return Math.abs(v) < 1e5 ? Math.max(3, String(Math.round(Math.abs(v))).length) : 3;
   }
 
-  // A legend under a chart: [[class of the swatch, "bar" or "line" or "dashed" or "point", text]].
-  function legend(view, items) {
-    const box = B.html("div", {"class": "live-legend"}, view.body);
-    for (const [cls, kind, text] of items) {
-      const item = B.html("span", {}, box);
-      const g = B.svg("svg", {width: 22, height: 12, style: "vertical-align: middle; margin-right: 0.35em"}, item);
-      if (kind === "bar") B.svg("rect", {x: 5, y: 1, width: 12, height: 10, "class": cls}, g);
-      else if (kind === "point") B.svg("circle", {cx: 11, cy: 6, r: 4, "class": cls}, g);
-      else B.svg("line", {x1: 1, x2: 21, y1: 6, y2: 6, "class": "live-line " + cls + (kind === "dashed" ? " live-dashed" : "")}, g);
-      item.appendChild(document.createTextNode(text));
-    }
-  }
-
   // The exact softmax weights a_j of the query and the approximation â_j (if any) side by
-  // side for the 12 keys; the axis takes in negative weights.
-  function weightBars(view, exact, approx) {
-    const f = B.frame(view, 190, {left: 44, right: 8, top: 22, bottom: 34});
-    const all = approx ? exact.concat(approx) : exact;
-    const lo = Math.min(0, Math.min.apply(null, all)) * 1.05, hi = Math.max.apply(null, all) * 1.05;
-    const y = B.scale(lo, hi, f.y0, f.y1);
-    B.axes(f, null, y, null, [lo, hi], {ylabel: "weight", xlabel: "key j"});
-    if (lo < 0) B.svg("line", {x1: f.x0, x2: f.x1, y1: y(0), y2: y(0), "class": "live-axis"}, f.svg);
-    const w = (f.x1 - f.x0) / exact.length;
-    const bar = function (v, x, cls, label) {
-      const r = B.svg("rect", {x: x, width: w * 0.38, y: Math.min(y(v), y(0)),
-                               height: Math.abs(y(v) - y(0)), "class": cls}, f.svg);
-      B.svg("title", {}, r, label + B.format(v, 4));
-    };
-    exact.forEach(function (v, j) {
-      bar(v, f.x0 + j * w + w * 0.1, "live-bar", "key " + keyLabels[j] + ", softmax: ");
-      if (approx) bar(approx[j], f.x0 + j * w + w * 0.5, "live-bar live-bar-hi",
-                      "key " + keyLabels[j] + ", approximation: ");
-      B.svg("text", {x: f.x0 + (j + 0.5) * w, y: f.y0 + 14, "text-anchor": "middle"}, f.svg, keyLabels[j]);
-    });
-    legend(view, approx ? [["live-bar", "bar", "softmax aⱼ"], ["live-bar live-bar-hi", "bar", "approximation âⱼ"]]
-                        : [["live-bar", "bar", "softmax aⱼ (no approximation: refused)"]]);
+  // side for the 12 keys.
+  function weightBars(view, r) {
+    B.bars(view, r.refused ? [{values: r.exact, label: "softmax aⱼ (no approximation: refused)"}]
+                           : [{values: r.exact, label: "softmax aⱼ"}, {values: r.approx, label: "approximation âⱼ"}],
+           {height: 190, ylabel: "weight", xlabel: "key j"});
   }
 
-  // An error curve on a logarithmic y axis with at most six decades labelled (a sweep can
-  // span seventeen): series = [{x, y, cls, dashed, points, label}], o = {xlog, xrange,
-  // xticks: [[value, text]], xlabel, ylabel, marker}. Values <= 0 leave a gap.
-  function errorPlot(view, series, o) {
-    const f = B.frame(view, 230, {left: 52, right: 20, top: 22, bottom: 38});
-    let lo = Infinity, hi = 0;
-    for (const s of series) for (const v of s.y) if (v > 0) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
-    let e0 = Math.floor(Math.log10(lo)), e1 = Math.ceil(Math.log10(hi));
-    if (e1 <= e0) e1 = e0 + 1;
-    const step = Math.ceil((e1 - e0) / 5);
-    e0 = Math.floor(e0 / step) * step;
-    e1 = Math.ceil(e1 / step) * step;
-    const x = B.scale(o.xrange[0], o.xrange[1], f.x0, f.x1, o.xlog);
-    const y = B.scale(Math.pow(10, e0), Math.pow(10, e1), f.y0, f.y1, true);
-    B.svg("line", {x1: f.x0, x2: f.x1, y1: f.y0, y2: f.y0, "class": "live-axis"}, f.svg);
-    B.svg("line", {x1: f.x0, x2: f.x0, y1: f.y0, y2: f.y1, "class": "live-axis"}, f.svg);
-    for (let e = e0; e <= e1; e += step) {
-      const v = Math.pow(10, e);
-      B.svg("line", {x1: f.x0, x2: f.x1, y1: y(v), y2: y(v), "class": "live-grid"}, f.svg);
-      B.svg("text", {x: f.x0 - 5, y: y(v) + 4, "text-anchor": "end"}, f.svg, e >= 0 ? String(v) : B.format(v, 1));
-    }
-    for (const [v, text] of o.xticks)
-      B.svg("text", {x: x(v), y: f.y0 + 16, "text-anchor": "middle"}, f.svg, text);
-    B.svg("text", {x: (f.x0 + f.x1) / 2, y: f.height - 4, "text-anchor": "middle"}, f.svg, o.xlabel);
-    B.svg("text", {x: f.x0, y: f.y1 - 8, "text-anchor": "start"}, f.svg, o.ylabel);
-    if (o.marker !== undefined)
-      B.svg("line", {x1: x(o.marker), x2: x(o.marker), y1: f.y0, y2: f.y1, "class": "live-marker"}, f.svg);
-    for (const s of series) {
-      let d = "", move = true;
-      s.x.forEach(function (xv, i) {
-        const v = s.y[i];
-        if (!(v > 0)) { move = true; return; }
-        d += (move ? "M" : "L") + x(xv).toFixed(1) + "," + y(v).toFixed(1);
-        move = false;
-        if (s.points) B.svg("circle", {cx: x(xv), cy: y(v), r: s.points, "class": s.cls}, f.svg);
-      });
-      if (!s.lineless) B.svg("path", {d: d, "class": "live-line " + s.cls + (s.dashed ? " live-dashed" : "")}, f.svg);
-    }
-    legend(view, series.filter(function (s) { return s.label; }).map(function (s) {
-      return [s.cls, s.lineless ? "point" : s.dashed ? "dashed" : "line", s.label];
-    }));
+  // An error sweep on a log axis: max |âⱼ − aⱼ| (dots), the output error (dashed), a
+  // reference line if any, and this setting's point (orange) at o.at, marked.
+  // o = {at, atLabel, reference: {x, y, label}, weightsLabel, outputLabel, xlog, xrange, xticks, xlabel}.
+  function errorPlot(view, r, o) {
+    const series = [
+      {x: r.sweep_x, y: r.sweep_weights, color: 0, points: 2.5, label: o.weightsLabel || "max |âⱼ − aⱼ|"},
+      {x: r.sweep_x, y: r.sweep_output, color: 2, dashed: true, label: o.outputLabel || "output error"}];
+    if (o.reference) series.push(Object.assign({color: 3, dashed: true}, o.reference));
+    if (!r.refused) series.push({x: [o.at], y: [r.max_error], color: 1, lineless: true, points: 5, label: o.atLabel});
+    B.lines(view, series, {ylog: true, height: 230, xlog: o.xlog, xrange: o.xrange, xticks: o.xticks,
+                           xlabel: o.xlabel, ylabel: "error", marker: o.at});
   }
 
   // The numbers every approximation shows, or the weight sum the library refused.
@@ -123,15 +61,9 @@
        next: function (v) { return v + 1; }},
     ],
     draw: function (view, r, v) {
-      weightBars(view, r.exact, r.refused ? null : r.approx);
-      const series = [
-        {x: r.sweep_x, y: r.sweep_weights, cls: "live-series-0", points: 2.5, label: "max |âⱼ − aⱼ|"},
-        {x: r.sweep_x, y: r.sweep_output, cls: "live-series-2", dashed: true, label: "output error"}];
-      if (!r.refused)
-        series.push({x: [v.p], y: [r.max_error], cls: "live-series-1", points: 5, lineless: true,
-                     label: "p = " + v.p});
-      errorPlot(view, series, {xrange: [0, 20], xticks: [[0, "0"], [4, "4"], [8, "8"], [12, "12"], [16, "16"], [20, "20"]],
-                               xlabel: "order p", ylabel: "error", marker: v.p});
+      weightBars(view, r);
+      errorPlot(view, r, {at: v.p, atLabel: "p = " + v.p, xrange: [0, 20],
+                          xticks: [0, 4, 8, 12, 16, 20], xlabel: "order p"});
       view.note("The errors use Tₚ(q·kⱼ), which φₚ(q)·φₚ(kⱼ) equals to rounding (last number); " +
                 "φₚ itself is built for p ≤ 8.");
       refusedNote(view, r, "p");
@@ -156,7 +88,7 @@
     ],
   });
 
-  const powerTicks = [[1, "1"], [16, "16"], [256, "256"], [4096, "4096"], [65536, "65536"]];
+  const powerTicks = [1, 16, 256, 4096, 65536];
   BookLive.define("ch05-exp-limit", {
     title: "Live figure: the exp-limit map ψₚ on the same query and keys. Move the power p " +
            "(ψₚ has 5ᵖ features) and the logit scale s: doubling p only halves the error.",
@@ -168,16 +100,10 @@
        next: function (v) { return v + 1; }},
     ],
     draw: function (view, r, v) {
-      weightBars(view, r.exact, r.refused ? null : r.approx);
-      const series = [
-        {x: r.sweep_x, y: r.sweep_weights, cls: "live-series-0", points: 2.5, label: "max |âⱼ − aⱼ|"},
-        {x: r.sweep_x, y: r.sweep_output, cls: "live-series-2", dashed: true, label: "output error"},
-        {x: r.reference_x, y: r.reference, cls: "live-series-3", dashed: true, label: "C/p, through p = 64"}];
-      if (!r.refused)
-        series.push({x: [v.p], y: [r.max_error], cls: "live-series-1", points: 5, lineless: true,
-                     label: "p = " + v.p});
-      errorPlot(view, series, {xlog: true, xrange: [1, 65536], xticks: powerTicks,
-                               xlabel: "power p", ylabel: "error", marker: v.p});
+      weightBars(view, r);
+      errorPlot(view, r, {at: v.p, atLabel: "p = " + v.p, xlog: true, xrange: [1, 65536],
+                          xticks: powerTicks, xlabel: "power p",
+                          reference: {x: r.reference_x, y: r.reference, label: "C/p, through p = 64"}});
       view.note("The errors use (1 + q·kⱼ/p)ᵖ, which ψₚ(q)·ψₚ(kⱼ) equals to rounding (last " +
                 "number); ψₚ itself is built for p ≤ 6.");
       refusedNote(view, r, "p");
@@ -190,7 +116,7 @@
     ],
   });
 
-  const rTicks = [[1, "1"], [4, "4"], [16, "16"], [64, "64"], [256, "256"], [1024, "1024"]];
+  const rTicks = [1, 4, 16, 64, 256, 1024];
   const rValues = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
   BookLive.define("ch05-random-features", {
     title: "Live figure: random features on the same query and keys. Pick the kind, move r " +
@@ -208,16 +134,11 @@
        next: function (v) { return v + 1; }},
     ],
     draw: function (view, r, v) {
-      weightBars(view, r.exact, r.refused ? null : r.approx);
-      const series = [
-        {x: r.sweep_x, y: r.sweep_weights, cls: "live-series-0", points: 2.5, label: "max |âⱼ − aⱼ|, RMS over 8 draws"},
-        {x: r.sweep_x, y: r.sweep_output, cls: "live-series-2", dashed: true, label: "output error, RMS"},
-        {x: r.sweep_x, y: r.reference, cls: "live-series-3", dashed: true, label: "∝ 1/√r, through r = 1024"}];
-      if (!r.refused)
-        series.push({x: [v.r], y: [r.max_error], cls: "live-series-1", points: 5, lineless: true,
-                     label: "these r directions"});
-      errorPlot(view, series, {xlog: true, xrange: [1, 1024], xticks: rTicks,
-                               xlabel: "directions r", ylabel: "error", marker: v.r});
+      weightBars(view, r);
+      errorPlot(view, r, {at: v.r, atLabel: "these r directions", xlog: true, xrange: [1, 1024],
+                          xticks: rTicks, xlabel: "directions r",
+                          weightsLabel: "max |âⱼ − aⱼ|, RMS over 8 draws", outputLabel: "output error, RMS",
+                          reference: {x: r.sweep_x, y: r.reference, label: "∝ 1/√r, through r = 1024"}});
       const extra = [];
       if (r.rms_at_r !== undefined) extra.push(["RMS of max |âⱼ − aⱼ| at this r", "rms_at_r", 3]);
       if (v.method === "trigonometric") extra.push(["share of draws refused", "refused_share_at_r", 2]);

@@ -23,11 +23,6 @@
 
   // The chips of the tokens in their current order: pick one, then move it left or right.
   function orderRow(view, r, values) {
-    const root = view.body.parentNode;
-    const redraw = function () {
-      const w = BookLive.widgets.find(function (w) { return w.root === root; });
-      if (w) w.redraw();
-    };
     const order = values.order.split(",").map(Number);
     const at = order.indexOf(selected);
     const move = function (step) {
@@ -35,10 +30,9 @@
       if (k < 0 || k + step < 0 || k + step >= n) return;
       order[k] = order[k + step];
       order[k + step] = selected;
-      values.order = order.join(",");
-      redraw();
+      view.set({order: order.join(",")});
     };
-    const set = function (o) { values.order = o; redraw(); };
+    const set = function (o) { view.set({order: o}); };
     const row = H("div", {style: "display:flex;flex-wrap:wrap;align-items:center;gap:0.3em 0.35em;margin:0.2em 0 0.5em"}, view.body);
     H("span", {style: "margin-right:0.2em"}, row, "order:");
     const base = "font:inherit;padding:0.05em 0.4em;min-width:2.4em;border:1px solid var(--rule);border-radius:4px;cursor:pointer;";
@@ -48,7 +42,7 @@
                                 "aria-pressed": on ? "true" : "false",
                                 style: base + (on ? "background:var(--primary-color);color:#fff;" : "background:none;color:inherit;")},
                      row, r.tokens[i]);
-      chip.addEventListener("click", function () { selected = on ? null : t; redraw(); });
+      chip.addEventListener("click", function () { selected = on ? null : t; view.set({}); });
     });
     const small = "font:inherit;padding:0.05em 0.5em;";
     const left = H("button", {type: "button", style: small, title: "move the picked token left"}, row, "◀");
@@ -64,33 +58,6 @@
     if (at < 0) view.note("Pick a token, then move it with ◀ ▶.").style.marginTop = "0";
   }
 
-  // A heatmap of weights: shade from r[key] (in [0, 1]), text from r[key + "_pct"] (the
-  // same weights in percent, as Figure 6.1 prints them), rows and columns labelled by token.
-  function heatmap(parent, r, key, width, caption) {
-    const left = 30, top = 22;
-    const cell = Math.min(48, Math.floor((width - left - 2) / n));
-    const size = left + cell * n + 2, height = top + cell * n + 2;
-    const g = BookLive.svg("svg", {width: size, height: height, viewBox: "0 0 " + size + " " + height,
-                                   "class": "live-plot", role: "img", "aria-label": caption}, parent);
-    const pct = key + "_pct";
-    for (let i = 0; i < n; ++i) {
-      BookLive.svg("text", {x: left + (i + 0.5) * cell, y: top - 7, "text-anchor": "middle"}, g, r.tokens[i]);
-      BookLive.svg("text", {x: left - 5, y: top + (i + 0.5) * cell + 4, "text-anchor": "end"}, g, r.tokens[i]);
-      for (let j = 0; j < n; ++j) {
-        const w = r[key][i][j], v = r[pct][i][j];
-        const rect = BookLive.svg("rect", {x: left + j * cell, y: top + i * cell, width: cell - 1,
-                                           height: cell - 1, "class": "live-cell",
-                                           style: "fill-opacity:" + (0.08 + 0.92 * Math.min(1, w))}, g);
-        BookLive.svg("title", {}, rect, r.tokens[i] + " → " + r.tokens[j] + ": " + BookLive.format(v, 4) + "%");
-        BookLive.svg("text", {x: left + (j + 0.5) * cell, y: top + (i + 0.5) * cell + 4,
-                              "text-anchor": "middle", "font-size": cell < 44 ? "11" : "12",
-                              "class": "live-num live-cell-num" + (w > 0.55 ? " live-on-dark" : ""),
-                              "data-key": pct + "." + i + "." + j, "data-value": String(v),
-                              "data-digits": "2"}, g, BookLive.format(v, 2));
-      }
-    }
-  }
-
   // The two panels side by side when there is room, one above the other on a phone.
   function panels(view, r, encoded) {
     const width = view.width(), gap = 24;
@@ -101,7 +68,10 @@
     const panel = function (key, caption) {
       const div = H("div", {style: "width:" + pw + "px;max-width:100%"}, box);
       H("div", {style: "font-size:13px"}, div, caption);
-      heatmap(div, r, key, pw, caption);
+      // shade from the weights in [0, 1], text from the same weights in percent (as Figure
+      // 6.1 prints them), rows and columns labelled by token
+      BookLive.heatmap(view, r[key], r, {key: key + "_pct", digits: 2, unit: "%", rows: r.tokens,
+                                         cols: r.tokens, maxCell: 48, parent: div, width: pw});
     };
     panel("weights", "A(PX" + e + "), in %: the layer on the tokens in this order");
     panel("weights_moved", "P A(X" + e + ") Pᵀ: the weights of order 0…7, moved along");
