@@ -139,7 +139,7 @@ var BookLive = (function () {
   function paint(attrs, color, cls, opacity) {
     let c = cls || "", style = "";
     if (typeof color === "number") c += " live-series-" + color;
-    else if (color === "muted") style = "fill: var(--muted); stroke: var(--muted);";
+    else if (color === "muted") c += " live-muted";
     if (opacity !== undefined) style += " opacity: " + opacity + ";";
     if (c.trim()) attrs["class"] = c.trim();
     if (style) attrs.style = style.trim();
@@ -366,7 +366,7 @@ var BookLive = (function () {
         const cell = {x: left + j * cw, y: top + i * ch, width: cw - gap, height: ch - gap};
         if (masked) cell["class"] = "live-cell live-masked";
         else if (o.dense && s < 0.004) continue;
-        else if (mode === "signed") { cell.fill = v < 0 ? "#b2182b" : "#2166ac"; cell["fill-opacity"] = (0.04 + 0.96 * s).toFixed(3); }
+        else if (mode === "signed") { cell["class"] = v < 0 ? "live-cell live-neg" : "live-cell live-pos"; cell["fill-opacity"] = (0.04 + 0.96 * s).toFixed(3); }
         else { cell["class"] = "live-cell"; cell.style = "fill-opacity:" + (o.dense ? s : 0.08 + 0.92 * s).toFixed(3); }
         const rect = svg("rect", cell, g);
         if (o.dense) continue;
