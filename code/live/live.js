@@ -314,8 +314,8 @@ var BookLive = (function () {
   //   dense:  cells fill the width without gaps, no text; near-zero cells stay white,
   //   aspect: a cell's height / width (1), maxCell (56 px), minCell (8 px), maxHeight: the
   //           cells' total height at most (px), parent, width}.
-  // The cells' texts share one size (12 px, less if one needs it, at least 9.5 px); cells
-  // under 30 px, or too narrow for their number at 9.5 px, show none (their tooltip has it).
+  // Cell texts are 12 px in cells of 44 px and more, else 11 px; cells under 30 px, or too
+  // narrow for their number, show none (their tooltip has it).
   function heatmap(view, M, result, o) {
     o = o || {};
     const n = M.length, m = M[0].length, mode = o.color || "weights";
@@ -380,12 +380,10 @@ var BookLive = (function () {
                     text: masked ? "–" : zero ? "≈0" : format(tv, digits)});
       }
     }
-    // one size for all the cells' texts: the largest at which those that fit at all fit
-    const fits = function (z) { return function (e) { return textWidth(e.text, z) <= cw - 3; }; };
-    const written = texts.filter(fits(9.5));
-    const size = [Math.min(cw, ch) >= 44 ? 12 : 11, 10.5, 10, 9.5].find(function (z) {
-      return written.every(fits(z));
-    });
+    // 12 px in large cells, else 11 px (the site's smallest figure text); a text too long
+    // for its cell at that size is left out (the cell's tooltip has the value)
+    const size = Math.min(cw, ch) >= 44 ? 12 : 11;
+    const written = texts.filter(function (e) { return textWidth(e.text, size) <= cw - 3; });
     for (const e of written) {
       const t = svg("text", {x: left + (e.j + 0.5) * cw, y: top + (e.i + 0.5) * ch + size * 0.35,
                              "text-anchor": "middle", "font-size": String(size), "pointer-events": "none"}, g, e.text);
