@@ -18,7 +18,9 @@
  *             view.set({name: value}) (a redraw follows),
  *   program:  [{values, key, results}]: the result's `key` at `values` equals the chapter
  *             program's results.json number `results` (checked by the page test),
- *   checks:   parameter sets the page test (tests/site/check_live.py) runs here and natively.
+ *   checks:   parameter sets the page test (tests/site/check_live.py) runs here and natively,
+ *   alone:    (rare) why the figure does not follow a static figure; otherwise the test
+ *             wants its marker right after the caption of the figure it animates.
  * }
  *
  * Charts (one helper for each kind; each draws at the figure's width into view.body, or into

@@ -15,7 +15,8 @@ A page fails on
     ~1e-17 in one build, 0 in the other, has no relative digits to compare);
   * a number shown on the page (class live-num) whose full value (data-value) is not the
     result's number under its key, or whose text is not that value rounded;
-  * a live figure that is not right after the static figure it animates, that is printed,
+  * a live figure that is not right after the static figure it animates (unless its spec
+    gives `alone`: the reason no static figure fits), that is printed,
     or that takes room on the page when JavaScript is off;
   * a widget number that the chapter program also computes (`program` in live.js: a key of
     its results.json) and that differs from it by more than 1e-12 relative.
@@ -143,10 +144,12 @@ Array.from(document.querySelectorAll("div.live-figure")).filter(e =>
   getComputedStyle(e).display !== "none" || e.getBoundingClientRect().height > 0)
   .map(e => e.dataset.widget)
 """
-# The live figures that do not come right after a static figure.
+# The live figures that do not come right after a static figure (unless their spec says why
+# none fits: `alone`, e.g. an identity the chapter states without a figure).
 PLACED_JS = """
 Array.from(document.querySelectorAll("div.live-figure")).filter(e =>
-  !(e.previousElementSibling && e.previousElementSibling.matches("div.image")))
+  !(e.previousElementSibling && e.previousElementSibling.matches("div.image")) &&
+  !(BookLive.specs[e.dataset.widget] && BookLive.specs[e.dataset.widget].alone))
   .map(e => e.dataset.widget)
 """
 
