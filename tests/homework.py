@@ -580,13 +580,16 @@ def chapter_numbers(root):
                   if re.match(r"\d\d-", d) and os.path.isdir(os.path.join(root, "chapters", d)))
 
 
-# The test binaries in tests/ (every chapter's are test-NN).
-LIBRARY_TESTS = ["test-lib", "test-harness", "test-live"]
+# The test binaries in tests/ (every chapter's are test-NN), and live-reference, which a test
+# runs (the live figures' compute functions, natively).
+# (target: its folder in the build tree).
+LIBRARY_TESTS = {"test-lib": "tests", "test-harness": "tests", "test-live": "tests",
+                 "live-reference": "bin"}
 
 
 def build_targets(root):
     nn = chapter_numbers(root)
-    return LIBRARY_TESTS + [f"test-{n}" for n in nn] + [f"ch{n}" for n in nn]
+    return list(LIBRARY_TESTS) + [f"test-{n}" for n in nn] + [f"ch{n}" for n in nn]
 
 
 def lean_configure(src, build, log):
@@ -732,7 +735,7 @@ def targets_for(build, ids, src):
     relinks only those. All test binaries and programs when some are not built yet (the
     test list of a binary exists only once it is built)."""
     nn = chapter_numbers(src)
-    built = [os.path.join(build, "tests", t) for t in LIBRARY_TESTS] + \
+    built = [os.path.join(build, d, t) for t, d in LIBRARY_TESTS.items()] + \
         [os.path.join(build, "chapters", f"test-{n}") for n in nn] + \
         [os.path.join(build, "bin", f"ch{n}") for n in nn]
     if not all(os.path.isfile(b) for b in built):
