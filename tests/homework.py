@@ -580,9 +580,8 @@ def chapter_numbers(root):
                   if re.match(r"\d\d-", d) and os.path.isdir(os.path.join(root, "chapters", d)))
 
 
-# The test binaries in tests/ (every chapter's are test-NN), and live-reference, which a test
-# runs (the live figures' compute functions, natively).
-# (target: its folder in the build tree).
+# Target: its folder in the build tree. The test binaries of tests/ (every chapter's are
+# test-NN) and live-reference, which a test runs (the live figures' compute functions).
 LIBRARY_TESTS = {"test-lib": "tests", "test-harness": "tests", "test-live": "tests",
                  "live-reference": "bin"}
 
