@@ -69,7 +69,9 @@
   });
 
   BookLive.define("ch02-maps", {
-    title: "Live figure: the weights of 40 queries (rows) over the 100 training points ranked by x (columns). Change h and the kernel, or compare with softmax attention with and without the key bias −xᵢ²/2h².",
+    title: "Live figure: the weights of 40 queries (rows) over the 100 training points ranked by x " +
+           "(columns). Change h and the kernel, or compare with softmax attention with and without " +
+           "the key bias −xᵢ²/2h² (section 4).",
     compute: "ch02_maps",
     controls: [
       {name: "map", label: "weights", type: "select", value: "gaussian",
@@ -77,21 +79,24 @@
       {name: "h", label: "h", values: bandwidths, value: 0.05},
     ],
     draw: function (view, r) {
-      // rows: the queries t = 0.0125 .. 0.9875; columns: the key ranks 1 .. 100; the darkest
+      // rows: the queries x = 0.0125 .. 0.9875; columns: the key ranks 1 .. 100; the darkest
       // cell is the largest weight
       B.heatmap(view, r.weights, r, {color: "scaled", scale: r.max_weight, dense: true,
                                      aspect: 1.6, minCell: 4, maxHeight: 280,
                                      masked: function (i) { return r.empty[i]; },
                                      rowTicks: [[0, "0"], [19.5, "0.5"], [39, "1"]],
                                      colTicks: [[0, "1"], [49, "50"], [99, "100"]],
-                                     xlabel: "training points ranked by xᵢ", ylabel: "query t"});
+                                     xlabel: "training points ranked by xᵢ", ylabel: "query x"});
       view.numbers([["effective keys 1/Σwᵢ² (mean)", "effective_keys", 3],
                     ["largest weight (darkest cell)", "max_weight", 3],
                     ["queries without a key", "empty_rows", 3]], r);
-      view.note("Gaussian kernel weights against attention, largest difference over the map:");
+      view.note("The key bias −xᵢ²/2h² is added to each score x·xᵢ/h² of key i; section 4 shows " +
+                "that with it softmax attention is Gaussian kernel regression.");
+      view.note("At this h, whatever the weights shown above: Gaussian kernel weights against " +
+                "attention, largest difference over the map:");
       view.numbers([["with the key bias", "bridge_difference", 2],
                     ["without it", "plain_difference", 2]], r);
-      view.note("Mean squared error of the fit against f:");
+      view.note("Mean squared error of the fit against f, also at this h:");
       view.numbers([["Gaussian kernel regression", "mse_nw", 3],
                     ["softmax(x·xᵢ/h²)", "mse_plain", 3]], r);
     },

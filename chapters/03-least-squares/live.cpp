@@ -52,6 +52,7 @@ live::Figure hat(const live::Params& p) {
   f.number("fit_vs_ls", attn::relative_error(H * Y, fit_ls));
   f.number("rowsum_deviation", (H.rowwise().sum().array() - 1).abs().maxCoeff());
   f.number("offdiag_negative", double(negative) / double(H.size() - H.rows()));
+  f.number("offdiag_negative_pct", 100.0 * double(negative) / double(H.size() - H.rows()));
   f.number("min_weight", H.minCoeff());
   f.number("max_abs_weight", H.cwiseAbs().maxCoeff());
   return f;

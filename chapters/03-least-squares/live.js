@@ -3,6 +3,17 @@
   "use strict";
   const B = BookLive;
 
+  // One item of a numbers line that reads as a phrase: parts are texts or [key, digits]
+  // (shown numbers of the result), kept on one line.
+  function phrase(box, r, parts) {
+    const item = B.html("span", {"class": "live-item", style: "white-space: nowrap"}, box);
+    for (const part of parts) {
+      if (typeof part === "string") B.html("span", {"class": "live-label"}, item, part);
+      else B.number(item, r, part[0], part[1]);
+    }
+    return item;
+  }
+
   BookLive.define("ch03-hat-matrix", {
     title: "Live figure: the hat matrix H = X(XᵀX)⁻¹Xᵀ, least squares' attention weights on its training rows. Change n, d or the draw, or add an intercept column; watch the signs, trace(H) and the row sums.",
     compute: "ch03_hat_matrix",
@@ -13,20 +24,32 @@
       {name: "seed", label: "", type: "button", button: "new draw", value: 1,
        next: function (v) { return v + 1; }},
     ],
-    draw: function (view, r) {
+    draw: function (view, r, values) {
+      // Figure 3.2's setting in one click (20 samples, 3 features, the program's draw)
+      const fig = {n: 20, d: 3, intercept: 0, seed: 1};
+      const row = B.html("div", {style: "margin:0 0 0.4em"}, view.body);
+      const button = B.html("button", {type: "button", style: "font:inherit;padding:0.05em 0.6em"}, row,
+                            "as Fig. 3.2 (n = 20, d = 3)");
+      button.disabled = Object.keys(fig).every(function (k) { return values[k] === fig[k]; });
+      button.addEventListener("click", function () { view.set(fig); });
       // signed colours as in Figure 3.2; entries written when the cells are large enough
       const index = r.H.map(function (row, i) { return String(i + 1); });
       B.heatmap(view, r.H, r, {color: "signed", scale: r.max_abs_weight, key: "H", rows: index,
                                cols: index, maxCell: 50, maxHeight: 560, approxZero: 0.005,
                                digits: function (v) { return Math.abs(v) >= 0.1 ? 2 : 1; }});
-      view.note("Row i (query) against column j (key); blue weights are positive, red negative.");
-      view.numbers([["trace(H)", "trace", 6], ["columns of X", "columns", 1],
-                    ["max|H² − H|", "idempotence", 2],
-                    ["max|S − H|, S the attention weights", "attention_minus_H", 2],
-                    ["|HY − Xβ̂_LS| / |Xβ̂_LS|", "fit_vs_ls", 2],
+      view.note("Row i (query) against column j (key), both training rows; blue weights are " +
+                "positive, red negative" +
+                (r.H.length > 10 ? "; point at a cell for its weight." : "."));
+      const box = view.numbers([["trace(H)", "trace", 6], ["columns of X", "columns", 1]], r);
+      phrase(box, r, [["offdiag_negative_pct", 2], "% of the off-diagonal weights negative"]);
+      view.numbers([["smallest weight", "min_weight", 2],
                     ["max|row sum − 1|", "rowsum_deviation", 2],
-                    ["negative off-diagonal share", "offdiag_negative", 2],
-                    ["smallest weight", "min_weight", 2]], r);
+                    ["max|H² − H|", "idempotence", 2],
+                    ["max|S − H|", "attention_minus_H", 2],
+                    ["|HY − Xβ̂| / |Xβ̂|", "fit_vs_ls", 2]], r).style.marginTop = "0";
+      view.note("S = XLᵀLXᵀ: the unnormalised attention weights on the training rows with the " +
+                "whitened query and key maps Lᵀ of section 4 (LᵀL = (XᵀX)⁻¹, value weight 1). " +
+                "β̂: least squares by QR.");
     },
     checks: [
       {n: 20, d: 4, intercept: 1, seed: 5}, {n: 6, d: 1, intercept: 0, seed: 2},
@@ -44,14 +67,17 @@
   for (let k = 0; k <= 50; ++k) ks.push(k);
 
   BookLive.define("ch03-gd-layers", {
-    title: "Live figure: k linear-attention layers against k gradient steps (section 6), on 50 new queries. Move k and the step size η: the two agree to rounding at every k, and approach least squares when η < 2/λ²max.",
+    title: "Live figure: k linear-attention layers against k gradient steps, on 50 new queries. " +
+           "Move k and the step size η: the two agree to rounding at every k, and approach least " +
+           "squares when η < 2/\u2060λₘₐₓ².",
+    alone: "section 6 states the identity without a figure",
     compute: "ch03_gd_layers",
     controls: [
       {name: "k", label: "k", values: ks, value: 10},
       {name: "eta", label: "η", type: "select", value: "1",
-       options: [["trace", "1/tr(XᵀX)"], ["0.25", "0.25/λ²max"], ["0.5", "0.5/λ²max"],
-                 ["1", "1/λ²max"], ["1.5", "1.5/λ²max"], ["1.9", "1.9/λ²max"],
-                 ["2.1", "2.1/λ²max"]]},
+       options: [["trace", "1/tr(XᵀX)"], ["0.25", "0.25/λₘₐₓ²"], ["0.5", "0.5/λₘₐₓ²"],
+                 ["1", "1/λₘₐₓ²"], ["1.5", "1.5/λₘₐₓ²"], ["1.9", "1.9/λₘₐₓ²"],
+                 ["2.1", "2.1/λₘₐₓ²"]]},
       {name: "n", label: "n", values: [10, 20, 50, 100], value: 20},
       {name: "d", label: "d", values: [1, 2, 3, 5, 10], value: 3},
       {name: "seed", label: "", type: "button", button: "new draw", value: 1,
@@ -60,23 +86,26 @@
     draw: function (view, r, v) {
       // errors against k on a log scale (exact zeros on its floor), dots at the chosen k
       const series = [
-        {x: r.k, y: r.error_attention, color: 0, label: "k attention layers"},
-        {x: r.k, y: r.error_gd, color: 1, dashed: true, label: "k gradient steps"},
-        {x: r.k, y: r.difference, color: 2, label: "|ŷ_attn − ŷ_GD| / |ŷ_GD|"}];
+        {x: r.k, y: r.error_attention, color: 0, label: "attention layers vs least squares"},
+        {x: r.k, y: r.error_gd, color: 1, dashed: true, label: "gradient steps vs least squares"},
+        {x: r.k, y: r.difference, color: 2, label: "attention layers vs gradient steps"}];
       for (const s of series.slice())
         series.push({x: [v.k], y: [s.y[r.k.indexOf(v.k)]], color: s.color, lineless: true, points: 3.5});
       B.lines(view, series, {ylog: true, yfloor: 1e-17, height: 250, xrange: [0, ks[ks.length - 1]],
                              xticks: [0, 10, 20, 30, 40, 50], marker: v.k,
-                             xlabel: "k (layers = gradient steps)", ylabel: "|ŷ − ŷ_LS| / |ŷ_LS|"});
-      view.numbers([["query 1 at k: ŷ_attn", "y_attention_q1", 6], ["ŷ_GD", "y_gd_q1", 6],
-                    ["ŷ_LS", "y_ls_q1", 6]], r);
-      view.numbers([["|ŷ_attn − ŷ_GD| / |ŷ_GD|", "difference_k", 2],
-                    ["|ŷ_attn − ŷ_LS| / |ŷ_LS|", "error_attention_k", 3],
-                    ["|ŷ_GD − ŷ_LS| / |ŷ_LS|", "error_gd_k", 3]], r);
-      view.numbers([["η·λ²max", "eta_lambda_max_sq", 3],
+                             xlabel: "k (layers = gradient steps)", ylabel: "relative difference"});
+      view.numbers([["query 1 after k: attention ŷ", "y_attention_q1", 6], ["gradient steps", "y_gd_q1", 6],
+                    ["least squares", "y_ls_q1", 6]], r);
+      view.note("Relative differences at k, ‖a − b‖ / ‖b‖ over the 50 queries:");
+      view.numbers([["attention vs gradient steps", "difference_k", 2],
+                    ["attention vs least squares", "error_attention_k", 3],
+                    ["gradient steps vs least squares", "error_gd_k", 3]], r);
+      view.numbers([["η·λₘₐₓ²", "eta_lambda_max_sq", 3],
                     ["error factor per step, max|1 − ηλᵢ²|", "contraction", 3],
                     ["κ(X)", "kappa", 3]], r);
-      view.note("Norms over the 50 queries; ŷ_LS by the library's QR least squares; λᵢ the singular values of X.");
+      view.note("λᵢ: the singular values of X. Each step multiplies the error along singular " +
+                "direction i by 1 − ηλᵢ², so the error shrinks when every |1 − ηλᵢ²| < 1, that is " +
+                "when η < 2/λₘₐₓ². Least squares by the library's QR.");
     },
     checks: [
       {k: 0, eta: "1", n: 20, d: 3, seed: 1}, {k: 50, eta: "2.1", n: 100, d: 10, seed: 2},

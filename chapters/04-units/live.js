@@ -4,8 +4,19 @@
   // The unit of the currents: every number of X and X_q is multiplied by c.
   const units = [0.001, 0.01, 0.1, 1, 10, 100, 1000];
   const unitNames = {0.001: "kA (c = 0.001)", 0.01: "100 A (c = 0.01)", 0.1: "10 A (c = 0.1)",
-                     1: "A (c = 1)", 10: "100 mA (c = 10)", 100: "10 mA (c = 100)",
+                     1: "amperes (c = 1)", 10: "100 mA (c = 10)", 100: "10 mA (c = 100)",
                      1000: "mA (c = 1000)"};
+
+  // One item of a numbers line that reads as a phrase: parts are texts or [key, digits]
+  // (shown numbers of the result), kept on one line.
+  function phrase(box, r, parts) {
+    const item = BookLive.html("span", {"class": "live-item", style: "white-space: nowrap"}, box);
+    for (const part of parts) {
+      if (typeof part === "string") BookLive.html("span", {"class": "live-label"}, item, part);
+      else BookLive.number(item, r, part[0], part[1]);
+    }
+    return item;
+  }
 
   BookLive.define("ch04-unit-change", {
     title: "Live figure: the chapter's currents written in another unit. Move the unit from kA to mA: softmax attention with fixed weights goes from uniform to one-hot, while whitened attention and least squares stay where they are.",
@@ -18,9 +29,10 @@
        next: function (v) { return v + 1; }},
     ],
     draw: function (view, r, v) {
-      // one query's weights over the 100 training points, in the colours of the chapter's
-      // figures (orange fixed, green whitened), the uniform weight 1/n dotted; both panels
-      // 46 px from the left (room for 0.075) so that their bars align
+      // one query's weights over the 100 training points: fixed weights in series colour 1
+      // (#d9603b, the runtime's nearest to the red #c0392b of the chapter's figures), whitened
+      // in green as there; the uniform weight 1/n dotted; both panels 46 px from the left
+      // (room for 0.075) so that their bars align
       const panel = function (w, color, label) {
         BookLive.bars(view, [{values: w, color: color}], {height: 150, reference: r.uniform, left: 46,
                                                           xlabel: "training point j", ylabel: label});
@@ -28,11 +40,12 @@
       panel(r.softmax_weights, 1, "softmax, fixed weights: query " + v.query);
       panel(r.whitened_weights, 2, "whitened softmax: query " + v.query);
       view.note("Dotted: the uniform weight 1/n.");
-      view.numbers([["query " + v.query + "'s entropy: fixed weights", "softmax_query_entropy", 3],
+      view.numbers([["query " + v.query + "'s entropy (nats): fixed weights", "softmax_query_entropy", 3],
                     ["whitened", "whitened_query_entropy", 3]], r);
-      view.numbers([["mean entropy: fixed weights", "softmax_entropy", 3],
-                    ["whitened", "whitened_entropy", 3], ["at most log n =", "log_n", 3]], r);
-      view.note("Relative change against A, ‖in this unit − in A‖ / ‖in A‖, over the 50 held-out queries:");
+      const box = view.numbers([["mean entropy (nats): fixed weights", "softmax_entropy", 3]], r);
+      phrase(box, r, ["whitened ", ["whitened_entropy", 3], " (at most log n = ", ["log_n", 3], ")"]);
+      view.note("Relative change against amperes, ‖in this unit − in amperes‖ / ‖in amperes‖, " +
+                "over the 50 held-out queries:");
       view.numbers([["least squares: predictions", "ls_change", 2]], r);
       view.numbers([["softmax, fixed weights: predictions", "softmax_change", 2],
                     ["weights", "softmax_weight_change", 2]], r);

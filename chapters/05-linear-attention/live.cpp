@@ -75,6 +75,7 @@ void common(live::Figure& f, const Problem& P, const VectorXd& w, Index D) {
   f.number("features", static_cast<double>(D));
   f.vector("logits", P.logits).vector("exact", P.a);
   f.number("min_logit", P.logits.minCoeff());
+  f.number("max_abs_logit", P.logits.cwiseAbs().maxCoeff());
   f.number("negatives", static_cast<double>((w.array() < 0).count()));
 }
 

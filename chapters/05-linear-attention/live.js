@@ -31,10 +31,10 @@
   }
 
   // The numbers every approximation shows, or the weight sum the library refused.
-  function approxNumbers(view, r, extra) {
+  function approxNumbers(view, r, extra, errorLabel) {
     const list = [["features D", "features", 6]];
     if (r.refused) list.push(["weight sum Σⱼ wⱼ", "weight_sum", 3]);
-    else list.push(["max |âⱼ − aⱼ|", "max_error", 3], ["output error ‖ô − o‖/‖o‖", "output_error", 3],
+    else list.push([errorLabel || "max |âⱼ − aⱼ|", "max_error", 3], ["output error ‖ô − o‖/‖o‖", "output_error", 3],
                    ["smallest âⱼ", "min_weight", 3]);
     list.push(["negative wⱼ", "negatives", 2]);
     view.numbers(list.concat(extra), r);
@@ -50,7 +50,7 @@
   }
 
   BookLive.define("ch05-taylor", {
-    title: "Live figure: the Taylor map φₚ on one query and 12 keys (d_k = 4). Move the order p " +
+    title: "Live figure: the Taylor map φₚ on one query and 12 keys (dₖ = 4). Move the order p " +
            "and the logit scale s: the error falls once p passes the largest |q·kⱼ|, and odd p " +
            "gives negative weights to keys whose logit is below the root of Tₚ.",
     compute: "ch05_taylor",
@@ -64,12 +64,14 @@
       weightBars(view, r);
       errorPlot(view, r, {at: v.p, atLabel: "p = " + v.p, xrange: [0, 20],
                           xticks: [0, 4, 8, 12, 16, 20], xlabel: "order p"});
-      view.note("The errors use Tₚ(q·kⱼ), which φₚ(q)·φₚ(kⱼ) equals to rounding (last number); " +
-                "φₚ itself is built for p ≤ 8.");
+      view.note("The logit scale s multiplies every logit q·kⱼ (s\u00a0=\u00a01: standard-normal tokens, " +
+                "rescaled as in the setup). The errors use Tₚ(q·kⱼ), which φₚ(q)·φₚ(kⱼ) equals to rounding " +
+                "(last number); φₚ itself is built for p ≤ 8.");
       refusedNote(view, r, "p");
       approxNumbers(view, r, [
-        r.root !== undefined ? ["Tₚ < 0 below t* =", "root", 4] : ["min of Tₚ", "minimum", 4],
-        ["smallest logit q·kⱼ", "min_logit", 3], ["|φ·φ − Tₚ| (relative)", "identity_residual", 2]]);
+        ["largest |q·kⱼ|", "max_abs_logit", 3], ["smallest logit q·kⱼ", "min_logit", 3],
+        r.root !== undefined ? ["root of Tₚ (Tₚ < 0 below it)", "root", 4] : ["min of Tₚ", "minimum", 4],
+        ["|φ·φ − Tₚ| (relative)", "identity_residual", 2]]);
     },
     checks: [
       {p: 0, s: 0.25, seed: 1}, {p: 8, s: 4, seed: 3}, {p: 4, s: 0.25, seed: 9},
@@ -110,6 +112,8 @@
       approxNumbers(view, r, [
         ["smallest logit q·kⱼ", "min_logit", 3],
         ["|ψ·ψ − (1 + t/p)ᵖ| (relative)", "identity_residual", 2]]);
+      view.note("Odd p: negative weights where q·kⱼ < −p (section 3), so the smallest logit " +
+                "tells whether any key gets one.");
     },
     checks: [
       {p: 1, s: 0.25, seed: 1}, {p: 6, s: 4, seed: 1}, {p: 3, s: 4, seed: 4}, {p: 5, s: 2, seed: 7},
@@ -119,15 +123,16 @@
   const rTicks = [1, 4, 16, 64, 256, 1024];
   const rValues = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
   BookLive.define("ch05-random-features", {
-    title: "Live figure: random features on the same query and keys. Pick the kind, move r " +
-           "and s, draw new directions: the error falls like 1/√r only once r is well above " +
-           "the last number below, and trigonometric weights can be negative.",
+    title: "Live figure: random features on the same query and keys, at a smaller logit scale s. " +
+           "Pick the kind, move r and s, draw new directions: the error falls like 1/√r once r " +
+           "is well above the r at which the relative MSE is 1 (last number); raise s and that r " +
+           "soon passes 1024. Trigonometric weights can be negative.",
     compute: "ch05_random_features",
     controls: [
       {name: "method", label: "features", type: "select", value: "positive",
        options: [["positive", "positive"], ["orthogonal", "orthogonal"], ["trigonometric", "trigonometric"]]},
       {name: "r", label: "directions r", values: rValues, value: 64},
-      {name: "s", label: "logit scale s", values: scales, value: 1},
+      {name: "s", label: "logit scale s", values: scales, value: 0.25},
       {name: "seed", label: "", type: "button", button: "new tokens", value: 1,
        next: function (v) { return v + 1; }},
       {name: "draw", label: "", type: "button", button: "new directions", value: 1,
@@ -137,20 +142,23 @@
       weightBars(view, r);
       errorPlot(view, r, {at: v.r, atLabel: "these r directions", xlog: true, xrange: [1, 1024],
                           xticks: rTicks, xlabel: "directions r",
-                          weightsLabel: "max |âⱼ − aⱼ|, RMS over 8 draws", outputLabel: "output error, RMS",
+                          weightsLabel: "max |âⱼ − aⱼ|, RMS over 8 other draws", outputLabel: "output error, RMS",
                           reference: {x: r.sweep_x, y: r.reference, label: "∝ 1/√r, through r = 1024"}});
       const extra = [];
-      if (r.rms_at_r !== undefined) extra.push(["RMS of max |âⱼ − aⱼ| at this r", "rms_at_r", 3]);
+      if (r.rms_at_r !== undefined) extra.push(["max |âⱼ − aⱼ|, RMS over 8 other draws", "rms_at_r", 3]);
       if (v.method === "trigonometric") extra.push(["share of draws refused", "refused_share_at_r", 2]);
       if (r.slope !== undefined) extra.push(["fitted slope, r ≥ 4", "slope", 2]);
-      extra.push(["r × relative MSE of the estimate of e^(q·kⱼ), worst j (theory, i.i.d.)",
+      extra.push(["r at which the relative MSE is 1 (i.i.d. theory, worst key)",
                   "relative_mse_times_r", intDigits(r.relative_mse_times_r)]);
-      approxNumbers(view, r, extra);
+      view.note("The orange point and the first error below are these r directions; the blue " +
+                "points are the root mean square over 8 other draws of r directions, so the two " +
+                "differ by chance. The relative MSE of the estimate of e^(q·kⱼ) falls like 1/r.");
+      approxNumbers(view, r, extra, "max |âⱼ − aⱼ|, these directions");
     },
     checks: [
       {method: "positive", r: 1, s: 0.25, seed: 1, draw: 1},
       {method: "orthogonal", r: 1024, s: 4, seed: 2, draw: 3},
-      {method: "orthogonal", r: 2, s: 1, seed: 1, draw: 1},
+      {method: "positive", r: 1024, s: 0.25, seed: 1, draw: 1},
       {method: "trigonometric", r: 1, s: 4, seed: 1, draw: 2},
       {method: "trigonometric", r: 4, s: 2, seed: 1, draw: 2},
     ],

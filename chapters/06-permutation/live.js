@@ -51,7 +51,7 @@
     if (at < 0 || at >= n - 1) right.disabled = true;
     left.addEventListener("click", function () { move(-1); });
     right.addEventListener("click", function () { move(1); });
-    const plain = H("button", {type: "button", style: small}, row, "0…7");
+    const plain = H("button", {type: "button", style: small}, row, "in order");
     plain.addEventListener("click", function () { set(inOrder); });
     const fig = H("button", {type: "button", style: small}, row, "as Fig. 6.1");
     fig.addEventListener("click", function () { set(r.figure_order.join(",")); });
@@ -71,10 +71,11 @@
       // shade from the weights in [0, 1], text from the same weights in percent (as Figure
       // 6.1 prints them), rows and columns labelled by token
       BookLive.heatmap(view, r[key], r, {key: key + "_pct", digits: 2, unit: "%", rows: r.tokens,
-                                         cols: r.tokens, maxCell: 48, parent: div, width: pw});
+                                         cols: r.tokens, maxCell: 48, parent: div, width: pw,
+                                         xlabel: "key", ylabel: "query"});
     };
     panel("weights", "A(PX" + e + "), in %: the layer on the tokens in this order");
-    panel("weights_moved", "P A(X" + e + ") Pᵀ: the weights of order 0…7, moved along");
+    panel("weights_moved", "P A(X" + e + ") Pᵀ: the weights of the tokens in order, moved along");
   }
 
   BookLive.define("ch06-reorder", {
@@ -83,22 +84,27 @@
     compute: "ch06_reorder",
     controls: [
       {name: "order", label: "", type: "button", button: "shuffle", value: figureOrder, next: shuffle},
-      {name: "bq", label: "query bias b_Q", type: "toggle", value: 1},
-      {name: "bk", label: "key bias b_K", type: "toggle", value: 1},
-      {name: "bv", label: "value bias b_V", type: "toggle", value: 1},
+      {name: "bq", label: "query bias", type: "toggle", value: 1},
+      {name: "bk", label: "key bias", type: "toggle", value: 1},
+      {name: "bv", label: "value bias", type: "toggle", value: 1},
       {name: "pe", label: "positional encoding E", type: "toggle", value: 0},
     ],
     draw: function (view, r, values) {
       orderRow(view, r, values);
+      const e = values.pe === 1 ? " + E" : "";
       panels(view, r, values.pe === 1);
       view.numbers([["max|f(PX) − P f(X)| / max|f(X)|", "equivariance", 2],
-                    ["max|A(PX) − P A(X) Pᵀ|", "weights_residual", 2],
-                    ["max|A(PX) − A(X)| (in place)", "change_in_place", 3]], r);
-      view.numbers([["switching b_K moves f(PX) by", "bias_change_K", 2],
-                    ["b_Q by", "bias_change_Q", 3], ["b_V by", "bias_change_V", 3],
-                    ["max|b_V|", "max_abs_bV", 3]], r);
-      view.note("f(X) = Attn(X" + (values.pe === 1 ? " + E" : "") + "), one head; a change is the " +
-                "largest over all entries. b_V leaves the weights alone and shifts every output row by b_V.");
+                    ["max|A(PX" + e + ") − P A(X" + e + ") Pᵀ|", "weights_residual", 2],
+                    ["max|A(PX" + e + ") − A(X" + e + ")| (in place)", "change_in_place", 3]], r);
+      view.numbers([["the key bias moves f(PX) by", "bias_change_K", 2],
+                    ["the query bias by", "bias_change_Q", 3], ["the value bias by", "bias_change_V", 3],
+                    ["largest entry of the value bias", "max_abs_bV", 3]], r);
+      view.note("f(X) = Attn(X" + e + "), one head; a change is the largest over all entries " +
+                "(a bias's: switched on against off, the other settings as they are). " +
+                "E is the sinusoidal positional encoding, added at the positions (section 6). " +
+                "Section 3 explains the biases: softmax cancels the key bias, the query bias " +
+                "favours some keys for every query, and the value bias leaves the weights alone " +
+                "and shifts every output row by itself.");
     },
     checks: [
       {order: inOrder, bq: 0, bk: 0, bv: 0, pe: 0},
