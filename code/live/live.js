@@ -198,9 +198,11 @@ var BookLive = (function () {
       for (let e = first; e <= last; e += every) out.push(Math.pow(10, e));
       return out;
     }
-    const step0 = (hi - lo) / 4, mag = Math.pow(10, Math.floor(Math.log10(step0 || 1)));
+    // the smallest round step with at most five and a half steps over the range, so that a
+    // range through 0 gets a tick on each side (−0.98 .. 1.05: −0.5, 0, 0.5, 1)
+    const range = hi - lo || 1, mag = Math.pow(10, Math.floor(Math.log10(range / 5)));
     const step = [1, 2, 2.5, 5, 10].map(function (m) { return m * mag; })
-      .find(function (s) { return s >= step0; });
+      .find(function (s) { return range / s <= 5.5; });
     const out = [];
     for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + 1e-9 * step; v += step) out.push(Math.abs(v) < 1e-9 * step ? 0 : v);
     return out;
