@@ -1,17 +1,6 @@
 /* Chapter 01's live figures (drawing only; live.cpp computes, code/live/live.js explains). */
 (function () {
   "use strict";
-  // One item of the numbers line that reads as a phrase: parts are texts or [key, digits]
-  // (shown numbers of the result), kept on one line so that no number is stranded.
-  function phrase(box, r, parts) {
-    const item = BookLive.html("span", {"class": "live-item", style: "white-space: nowrap"}, box);
-    for (const part of parts) {
-      if (typeof part === "string") BookLive.html("span", {"class": "live-label"}, item, part);
-      else BookLive.number(item, r, part[0], part[1]);
-    }
-    return item;
-  }
-
   const powersOfTwo = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
   const scales = [];  // 0.01 .. 100, ten steps per decade
   for (let k = -20; k <= 20; ++k) scales.push(Number(Math.pow(10, k / 10).toPrecision(2)));
@@ -31,8 +20,8 @@
     draw: function (view, r) {
       BookLive.bars(view, r.weights, {ymax: 1, ylabel: "weight", xlabel: "key",
                                       highlight: r.weights.indexOf(Math.max.apply(null, r.weights))});
-      const box = view.numbers([["largest weight (orange)", "max_weight", 3]], r);
-      phrase(box, r, ["entropy ", ["entropy", 3], " nats (at most log 16 = ", ["log_n", 3], ")"]);
+      view.numbers([["largest weight (orange)", "max_weight", 3],
+                    ["entropy ", ["entropy", 3], " nats (at most log 16 = ", ["log_n", 3], ")"]], r);
       view.numbers([["Jacobian norm", "jacobian_norm", 3], ["std of the 16 scores", "score_std", 3]], r).style.marginTop = "0";
       view.note("Orange bar: the largest weight. Over many draws the scores have standard deviation " +
                 "s with the division by √d (s√d without it); these 16 scores of one query are a " +

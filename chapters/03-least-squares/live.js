@@ -3,17 +3,6 @@
   "use strict";
   const B = BookLive;
 
-  // One item of a numbers line that reads as a phrase: parts are texts or [key, digits]
-  // (shown numbers of the result), kept on one line.
-  function phrase(box, r, parts) {
-    const item = B.html("span", {"class": "live-item", style: "white-space: nowrap"}, box);
-    for (const part of parts) {
-      if (typeof part === "string") B.html("span", {"class": "live-label"}, item, part);
-      else B.number(item, r, part[0], part[1]);
-    }
-    return item;
-  }
-
   BookLive.define("ch03-hat-matrix", {
     title: "Live figure: the hat matrix H = X(XᵀX)⁻¹Xᵀ, least squares' attention weights on its training rows. Change n, d or the draw, or add an intercept column; watch the signs, trace(H) and the row sums.",
     compute: "ch03_hat_matrix",
@@ -40,8 +29,8 @@
       view.note("Row i (query) against column j (key), both training rows; blue weights are " +
                 "positive, red negative" +
                 (r.H.length > 10 ? "; point at a cell for its weight." : "."));
-      const box = view.numbers([["trace(H)", "trace", 6], ["columns of X", "columns", 1]], r);
-      phrase(box, r, [["offdiag_negative_pct", 2], "% of the off-diagonal weights negative"]);
+      view.numbers([["trace(H)", "trace", 6], ["columns of X", "columns", 1],
+                    [["offdiag_negative_pct", 2], "% of the off-diagonal weights negative"]], r);
       view.numbers([["smallest weight", "min_weight", 2],
                     ["max|row sum − 1|", "rowsum_deviation", 2],
                     ["max|H² − H|", "idempotence", 2],

@@ -7,17 +7,6 @@
                      1: "amperes (c = 1)", 10: "100 mA (c = 10)", 100: "10 mA (c = 100)",
                      1000: "mA (c = 1000)"};
 
-  // One item of a numbers line that reads as a phrase: parts are texts or [key, digits]
-  // (shown numbers of the result), kept on one line.
-  function phrase(box, r, parts) {
-    const item = BookLive.html("span", {"class": "live-item", style: "white-space: nowrap"}, box);
-    for (const part of parts) {
-      if (typeof part === "string") BookLive.html("span", {"class": "live-label"}, item, part);
-      else BookLive.number(item, r, part[0], part[1]);
-    }
-    return item;
-  }
-
   BookLive.define("ch04-unit-change", {
     title: "Live figure: the chapter's currents written in another unit. Move the unit from kA to mA: softmax attention with fixed weights goes from uniform to one-hot, while whitened attention and least squares stay where they are.",
     compute: "ch04_unit_change",
@@ -42,8 +31,8 @@
       view.note("Dotted: the uniform weight 1/n.");
       view.numbers([["query " + v.query + "'s entropy (nats): fixed weights", "softmax_query_entropy", 3],
                     ["whitened", "whitened_query_entropy", 3]], r);
-      const box = view.numbers([["mean entropy (nats): fixed weights", "softmax_entropy", 3]], r);
-      phrase(box, r, ["whitened ", ["whitened_entropy", 3], " (at most log n = ", ["log_n", 3], ")"]);
+      view.numbers([["mean entropy (nats): fixed weights", "softmax_entropy", 3],
+                    ["whitened ", ["whitened_entropy", 3], " (at most log n = ", ["log_n", 3], ")"]], r);
       view.note("Relative change against amperes, ‖in this unit − in amperes‖ / ‖in amperes‖, " +
                 "over the 50 held-out queries:");
       view.numbers([["least squares: predictions", "ls_change", 2]], r);

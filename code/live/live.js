@@ -13,7 +13,8 @@
  *             type "toggle" (0/1), "select" (options: [[value, label]]), "button" (next:
  *             value => new value, e.g. a new seed or a shuffled order), "fixed" (no control),
  *   draw(view, result, values): draws with the charts below and shows numbers with
- *             view.numbers([[label, key, digits]], result) — never computing one itself;
+ *             view.numbers([[label, key, digits]], result) (or phrases, see view.numbers) —
+ *             never computing one itself;
  *             view.note(text) adds a grey line; controls it draws itself change values with
  *             view.set({name: value}) (a redraw follows),
  *   program:  [{values, key, results}]: the result's `key` at `values` equals the chapter
@@ -521,12 +522,19 @@ var BookLive = (function () {
         return svg("svg", {width: width, height: height, viewBox: "0 0 " + width + " " + height,
                            "class": "live-plot", role: "img", "aria-label": spec.title}, parent || body);
       },
+      // items: [label, key, digits], or a phrase kept on one line, [text or [key, digits], ...]
+      // ("entropy ", ["entropy", 3], " nats (at most log 16 = ", ["log_n", 3], ")")
       numbers: function (list, result) {
         const box = html("div", {"class": "live-numbers"}, body);
-        for (const [label, key, digits] of list) {
-          const item = html("span", {"class": "live-item"}, box);
-          html("span", {"class": "live-label"}, item, label + " ");
-          number(item, result, key, digits);
+        for (const entry of list) {
+          const labelled = typeof entry[1] === "string" && typeof entry[2] === "number";
+          const item = html("span", labelled ? {"class": "live-item"}
+                                             : {"class": "live-item", style: "white-space: nowrap"}, box);
+          const parts = labelled ? [entry[0] + " ", [entry[1], entry[2]]] : entry;
+          for (const part of parts) {
+            if (typeof part === "string") html("span", {"class": "live-label"}, item, part);
+            else number(item, result, part[0], part[1]);
+          }
         }
         return box;
       },
