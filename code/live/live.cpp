@@ -20,7 +20,7 @@ std::map<std::string, Compute>& registry() {
   return table;
 }
 
-std::string quoted(std::string_view s) {
+std::string json_string(std::string_view s) {
   std::string out = "\"";
   for (const char c : s) {
     if (c == '"' || c == '\\') {
@@ -124,7 +124,7 @@ std::vector<int> Params::integers(const std::string& name, int lo, int hi) const
 
 void Figure::key(std::string_view k) {
   if (!body_.empty()) body_ += ',';
-  body_ += quoted(k) + ':';
+  body_ += json_string(k) + ':';
 }
 
 Figure& Figure::number(std::string_view k, double x) {
@@ -164,7 +164,7 @@ Figure& Figure::labels(std::string_view k, const std::vector<std::string>& texts
   std::string s = "[";
   for (std::size_t i = 0; i < texts.size(); ++i) {
     if (i) s += ',';
-    s += quoted(texts[i]);
+    s += json_string(texts[i]);
   }
   key(k);
   body_ += s + "]";
@@ -185,9 +185,9 @@ std::string compute(const std::string& name, const std::string& query) {
     if (it == registry().end()) throw std::invalid_argument("no live figure '" + name + "'");
     return it->second(Params(query)).json();
   } catch (const attn::exercise_not_done& e) {  // a student copy: the reader's own code
-    return "{\"error\":" + quoted(e.what()) + ",\"exercise\":" + quoted(e.id()) + "}";
+    return "{\"error\":" + json_string(e.what()) + ",\"exercise\":" + json_string(e.id()) + "}";
   } catch (const std::exception& e) {
-    return "{\"error\":" + quoted(e.what()) + "}";
+    return "{\"error\":" + json_string(e.what()) + "}";
   }
 }
 
