@@ -14,8 +14,7 @@
       {name: "d", label: "d", values: powersOfTwo, value: 64},
       {name: "s", label: "scale s", values: scales, value: 1},
       {name: "scaled", label: "divide by √d", type: "toggle", value: 1},
-      {name: "seed", label: "", type: "button", button: "new draw", value: 1,
-       next: function (v) { return v + 1; }},
+      {name: "seed", label: "", type: "seed", button: "new draw", value: 1},
     ],
     draw: function (view, r) {
       BookLive.bars(view, r.weights, {ymax: 1, ylabel: "weight", xlabel: "key",

@@ -10,8 +10,7 @@
       {name: "n", label: "n", values: [6, 8, 10, 12, 16, 20], value: 8},
       {name: "d", label: "d", values: [1, 2, 3, 4], value: 2},
       {name: "intercept", label: "intercept column", type: "toggle", value: 0},
-      {name: "seed", label: "", type: "button", button: "new draw", value: 1,
-       next: function (v) { return v + 1; }},
+      {name: "seed", label: "", type: "seed", button: "new draw", value: 1},
     ],
     draw: function (view, r, values) {
       // Figure 3.2's setting in one click (20 samples, 3 features, the program's draw)
@@ -69,8 +68,7 @@
                  ["2.1", "2.1/λₘₐₓ²"]]},
       {name: "n", label: "n", values: [10, 20, 50, 100], value: 20},
       {name: "d", label: "d", values: [1, 2, 3, 5, 10], value: 3},
-      {name: "seed", label: "", type: "button", button: "new draw", value: 1,
-       next: function (v) { return v + 1; }},
+      {name: "seed", label: "", type: "seed", button: "new draw", value: 1},
     ],
     draw: function (view, r, v) {
       // errors against k on a log scale (exact zeros on its floor), dots at the chosen k

@@ -14,8 +14,7 @@
       {name: "c", label: "unit of X", values: units, value: 1,
        show: function (c) { return unitNames[c]; }},
       {name: "query", label: "query", min: 1, max: 50, step: 1, value: 1},
-      {name: "seed", label: "", type: "button", button: "new draw", value: 1,
-       next: function (v) { return v + 1; }},
+      {name: "seed", label: "", type: "seed", button: "new draw", value: 1},
     ],
     draw: function (view, r, v) {
       // one query's weights over the 100 training points: fixed weights in series colour 1

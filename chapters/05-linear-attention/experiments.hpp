@@ -219,6 +219,11 @@ inline TaylorErrors taylor_errors(const std::vector<double>& ts) {
   return e;
 }
 
+// (1 + t/p)^p as exp(p log1p(t/p)): no p-fold rounding of 1 + t/p (when 1 + t/p > 0).
+inline double exp_limit(double t, double p) {
+  return t / p > -1 ? std::exp(p * std::log1p(t / p)) : std::pow(1 + t / p, p);
+}
+
 // |e^t - (1 + t/p)^p| and its leading term e^t t^2 / (2p) for p = 1, 2, 4, .., 2^20: the
 // columns are p, then the error and the leading term for each t.
 inline MatrixXd exp_limit_errors(const std::vector<double>& ts) {
@@ -228,10 +233,7 @@ inline MatrixXd exp_limit_errors(const std::vector<double>& ts) {
     table(k, 0) = p;
     for (std::size_t i = 0; i < ts.size(); ++i) {
       const double t = ts[i];
-      // (1 + t/p)^p as exp(p log1p(t/p)): no p-fold rounding of 1 + t/p (when 1 + t/p > 0).
-      const double approx =
-          t / p > -1 ? std::exp(p * std::log1p(t / p)) : std::pow(1 + t / p, p);
-      table(k, 1 + 2 * Index(i)) = std::abs(std::exp(t) - approx);
+      table(k, 1 + 2 * Index(i)) = std::abs(std::exp(t) - exp_limit(t, p));
       table(k, 2 + 2 * Index(i)) = std::exp(t) * t * t / (2 * p);
     }
   }

@@ -20,7 +20,7 @@
 #include "attn/linear_attention.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
-#include "experiments.hpp"  // ch05::taylor_root, fit_loglog (attn headers and std only)
+#include "experiments.hpp"  // ch05::taylor_root, exp_limit, fit_loglog (attn headers and std only)
 
 namespace {
 
@@ -163,12 +163,6 @@ live::Figure taylor(const live::Params& p) {
   return f;
 }
 
-// (1 + t/p)^p as the chapter's exp_limit_errors computes it: exp(p log1p(t/p)), which does
-// not round 1 + t/p p times, where 1 + t/p > 0.
-double exp_limit(double t, double p) {
-  return t / p > -1 ? std::exp(p * std::log1p(t / p)) : std::pow(1 + t / p, p);
-}
-
 // Figure 5.2 live: the exp-limit map psi_p of power p on the problem; the sweep runs to
 // p = 2^16 with (1 + q·k/p)^p = psi_p(q)·psi_p(k) (psi_p has 5^p features).
 live::Figure exp_limit_figure(const live::Params& p) {
@@ -179,7 +173,7 @@ live::Figure exp_limit_figure(const live::Params& p) {
   const MatrixXd psiK = attn::exp_limit_features(P.K, power);
   live::Figure f;
   deterministic(f, P,
-                P.logits.unaryExpr([power](double t) { return exp_limit(t, power); }),
+                P.logits.unaryExpr([power](double t) { return ch05::exp_limit(t, power); }),
                 psiQ.cols());
   f.number("identity_residual", identity_residual(P, psiQ, psiK, [power](double t) {
              return std::pow(1 + t / power, static_cast<double>(power));
@@ -190,7 +184,7 @@ live::Figure exp_limit_figure(const live::Params& p) {
   for (const double pw : powers)
     sweep.add(
         pw,
-        errors_of(P, P.logits.unaryExpr([pw](double t) { return exp_limit(t, pw); })));
+        errors_of(P, P.logits.unaryExpr([pw](double t) { return ch05::exp_limit(t, pw); })));
   sweep.put(f);
   // The line C/p through the point at p = 64, where the 1/p term has taken over (anchored
   // there rather than at 2^16: rounding in an error of 1e-6 is not multiplied by 2^16).

@@ -57,8 +57,7 @@
     controls: [
       {name: "p", label: "order p", min: 0, max: 8, step: 1, value: 2},
       {name: "s", label: "logit scale s", values: scales, value: 1},
-      {name: "seed", label: "", type: "button", button: "new tokens", value: 1,
-       next: function (v) { return v + 1; }},
+      {name: "seed", label: "", type: "seed", button: "new tokens", value: 1},
     ],
     draw: function (view, r, v) {
       weightBars(view, r);
@@ -98,8 +97,7 @@
     controls: [
       {name: "p", label: "power p", min: 1, max: 6, step: 1, value: 2},
       {name: "s", label: "logit scale s", values: scales, value: 1},
-      {name: "seed", label: "", type: "button", button: "new tokens", value: 1,
-       next: function (v) { return v + 1; }},
+      {name: "seed", label: "", type: "seed", button: "new tokens", value: 1},
     ],
     draw: function (view, r, v) {
       weightBars(view, r);
@@ -133,10 +131,8 @@
        options: [["positive", "positive"], ["orthogonal", "orthogonal"], ["trigonometric", "trigonometric"]]},
       {name: "r", label: "directions r", values: rValues, value: 64},
       {name: "s", label: "logit scale s", values: scales, value: 0.25},
-      {name: "seed", label: "", type: "button", button: "new tokens", value: 1,
-       next: function (v) { return v + 1; }},
-      {name: "draw", label: "", type: "button", button: "new directions", value: 1,
-       next: function (v) { return v + 1; }},
+      {name: "seed", label: "", type: "seed", button: "new tokens", value: 1},
+      {name: "draw", label: "", type: "seed", button: "new directions", value: 1},
     ],
     draw: function (view, r, v) {
       weightBars(view, r);

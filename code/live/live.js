@@ -11,7 +11,8 @@
  *   compute:  the C++ name (live::add), called with the controls' values as a query,
  *   controls: [{name, label, value, ...}]  — a slider over `values` (a list) or min/max/step;
  *             type "toggle" (0/1), "select" (options: [[value, label]]), "button" (next:
- *             value => new value, e.g. a new seed or a shuffled order), "fixed" (no control),
+ *             value => new value, e.g. a shuffled order), "seed" (a button that draws anew:
+ *             value + 1), "fixed" (no control),
  *   draw(view, result, values): draws with the charts below and shows numbers with
  *             view.numbers([[label, key, digits]], result) (or phrases, see view.numbers) —
  *             never computing one itself;
@@ -559,10 +560,11 @@ var BookLive = (function () {
         for (const [v, text] of c.options) html("option", {value: v}, input, text);
         input.value = c.value;
         input.addEventListener("change", function () { values[c.name] = input.value; redraw(); });
-      } else if (c.type === "button") {
+      } else if (c.type === "button" || c.type === "seed") {
         input = html("button", {type: "button"}, label, c.button);
         label.removeChild(label.firstChild);
-        input.addEventListener("click", function () { values[c.name] = c.next(values[c.name]); redraw(); });
+        const next = c.type === "seed" ? function (v) { return v + 1; } : c.next;
+        input.addEventListener("click", function () { values[c.name] = next(values[c.name]); redraw(); });
       } else {  // a slider over c.values, or over min..max in steps of c.step
         const list = c.values;
         input = list ? html("input", {type: "range", min: 0, max: list.length - 1, step: 1}, label)
@@ -593,7 +595,7 @@ var BookLive = (function () {
         if (c.type === "toggle") input.checked = !!values[k];
         else if (c.type === "select") input.value = values[k];
         else if (c.values && c.values.indexOf(values[k]) >= 0) input.value = String(c.values.indexOf(values[k]));
-        else if (!c.values && c.type !== "button") input.value = String(values[k]);
+        else if (!c.values && c.type !== "button" && c.type !== "seed") input.value = String(values[k]);
         if (inputs[k + ":show"]) inputs[k + ":show"]();
       }
       return redraw();

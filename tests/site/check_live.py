@@ -256,13 +256,12 @@ def compare(result, native, where, problems):
     for k in labels:
         if result[k] != native.get(k):
             problems.append("%s: labels %s differ" % (where, k))
-    worst = max((abs(ours[k] - theirs[k]) / max(abs(theirs[k]), 1e-300), k) for k in ours
-                if not close(ours[k], theirs[k])) if any(
-                    not close(ours[k], theirs[k]) for k in ours) else None
-    if worst:
-        k = worst[1]
+    bad = [k for k in ours if not close(ours[k], theirs[k])]
+    if bad:
+        relative = lambda k: abs(ours[k] - theirs[k]) / max(abs(theirs[k]), 1e-300)
+        k = max(bad, key=relative)
         problems.append("%s: %s = %.17g in the page, %.17g native (relative %.1e > %g)" % (
-            where, k, ours[k], theirs[k], worst[0], REL_TOL))
+            where, k, ours[k], theirs[k], relative(k), REL_TOL))
     return len(ours)
 
 
