@@ -21,7 +21,7 @@
                                       highlight: r.weights.indexOf(Math.max.apply(null, r.weights))});
       view.numbers([["largest weight (orange)", "max_weight", 3],
                     ["entropy ", ["entropy", 3], " nats (at most log 16 = ", ["log_n", 3], ")"]], r);
-      view.numbers([["Jacobian norm", "jacobian_norm", 3], ["std of the 16 scores", "score_std", 3]], r).style.marginTop = "0";
+      view.numbers([["Jacobian norm", "jacobian_norm", 3], ["std of the 16 scores", "score_std", 3]], r);
       view.note("Orange bar: the largest weight. Over many draws the scores have standard deviation " +
                 "s with the division by √d (s√d without it); these 16 scores of one query are a " +
                 "small sample, so their std is near that, not exactly it.");

@@ -34,7 +34,7 @@
                     ["max|row sum − 1|", "rowsum_deviation", 2],
                     ["max|H² − H|", "idempotence", 2],
                     ["max|S − H|", "attention_minus_H", 2],
-                    ["|HY − Xβ̂| / |Xβ̂|", "fit_vs_ls", 2]], r).style.marginTop = "0";
+                    ["|HY − Xβ̂| / |Xβ̂|", "fit_vs_ls", 2]], r);
       view.note("S = XLᵀLXᵀ: the unnormalised attention weights on the training rows with the " +
                 "whitened query and key maps Lᵀ of section 4 (LᵀL = (XᵀX)⁻¹, value weight 1). " +
                 "β̂: least squares by QR.");
