@@ -425,7 +425,9 @@ def link_failures(root, page, text):
 
 
 def pages(root):
+    """Every page: the chapters, their worked solutions (instructor's copy only) and docs/."""
     return (sorted(glob.glob(os.path.join(root, "chapters", "*", "README.md")))
+            + sorted(glob.glob(os.path.join(root, "chapters", "*", "solutions.md")))
             + sorted(glob.glob(os.path.join(root, "docs", "*.md"))))
 
 
