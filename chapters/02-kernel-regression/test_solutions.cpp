@@ -374,13 +374,15 @@ TEST_CASE("solution 02.1: on [0, 1] Nadaraya-Watson's slope is about -0.70 and l
 
 TEST_CASE("solution 02.2: A = 2 pi^4, B = sigma^2/(2 sqrt pi) and c* = 0.155 for sigma = 0.5") {
   const Constants k = optimal_constant(0.5);
-  // Closed forms evaluated in double precision: a few ulps.
-  CHECK(k.A == doctest::Approx(194.818).epsilon(1e-5));
-  CHECK(k.B == doctest::Approx(0.0705237).epsilon(1e-5));
-  CHECK(k.c == doctest::Approx(0.15535).epsilon(1e-4));
+  // Closed forms evaluated in double precision; the tolerances only cover the digits the
+  // page prints.
+  CHECK(k.A == doctest::Approx(194.8).epsilon(1e-4));
+  CHECK(k.B == doctest::Approx(0.0705).epsilon(1e-3));
+  CHECK(k.c == doctest::Approx(0.155).epsilon(3e-3));
   CHECK(k.scaled_mse == doctest::Approx(0.567).epsilon(1e-3));
   const Constants k1 = optimal_constant(1.0);
-  CHECK(k1.c == doctest::Approx(0.2045).epsilon(1e-3));
+  CHECK(k1.B == doctest::Approx(0.282).epsilon(1e-3));
+  CHECK(k1.c == doctest::Approx(0.205).epsilon(1e-3));
   CHECK(k1.scaled_mse == doctest::Approx(1.72).epsilon(1e-3));
   // A is the interior mean of (f''/2)^2: a 2001-point trapezoid rule, error ~1e-6.
   const VectorXd x = VectorXd::LinSpaced(2001, 0.25, 0.75);
@@ -411,6 +413,12 @@ TEST_CASE("solution 02.2: the measured error over c is smallest at c = 0.147, ne
   CHECK(std::abs(c_min / k.c - 1) <= 0.1);
   CHECK(mse(0) > 1.1 * mse.minCoeff());
   CHECK(mse(9) > 1.1 * mse.minCoeff());
+  // ... but the curve is flat at its bottom: one grid step (10% in c) either side of the
+  // lowest grid point costs less than 2% (measured: 1.7% and 1.4%).
+  Index lowest = 0;
+  mse.minCoeff(&lowest);
+  CHECK(mse(lowest - 1) <= 1.02 * mse(lowest));
+  CHECK(mse(lowest + 1) <= 1.02 * mse(lowest));
 }
 
 TEST_CASE("solution 02.3: spreading the key norms moves plain softmax away from kernel regression, towards long keys") {
