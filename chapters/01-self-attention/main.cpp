@@ -390,7 +390,7 @@ void run(const Options& o, const harness::CommandLine& cli) {
 int main(int argc, char** argv) {
   Options o;
   harness::CommandLine cli{"Chapter 01 — Self-attention from scratch.", "ch01"};
-  harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  harness::add_common_options(cli, o.common, ATTN_CHAPTER);
   harness::add_int_option(cli, "--n", o.n, 1, 4096, "tokens in the multi-head example");
   harness::add_int_option(cli, "--d", o.d, 1, 4096,
                           "model width of the multi-head example");

@@ -395,7 +395,7 @@ int main(int argc, char** argv) {
   Options o;
   harness::CommandLine cli{"Chapter 02 — Nadaraya–Watson kernel regression is attention.",
                            "ch02"};
-  harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  harness::add_common_options(cli, o.common, ATTN_CHAPTER);
   harness::add_int_option(cli, "--n", o.n, 2, 5000,
                           "training points of the fits, weight maps and cross-validation "
                           "(time and memory grow as n^2)");

@@ -411,7 +411,7 @@ int main(int argc, char** argv) {
       "Chapter 03 — Least squares is a special case of attention; the source's training "
       "experiments.",
       "ch03"};
-  harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  harness::add_common_options(cli, o.common, ATTN_CHAPTER);
   harness::add_int_option(
       cli, "--n", o.n, 2, 10000,
       "training rows; with --n or --d, one configuration replaces the "

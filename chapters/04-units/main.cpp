@@ -329,7 +329,7 @@ int main(int argc, char** argv) {
   harness::CommandLine cli{
       "Chapter 04 — Units: why least squares is unit-free and softmax attention is not.",
       "ch04"};
-  harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  harness::add_common_options(cli, o.common, ATTN_CHAPTER);
   harness::add_int_option(cli, "--n", o.n, 3, 2000,
                           "training rows (a training step costs about n^2 d)");
   harness::add_int_option(cli, "--d", o.d, 2, 100,

@@ -423,7 +423,7 @@ int main(int argc, char** argv) {
   Options o;
   harness::CommandLine cli{
       "Chapter 05 — Softmax attention as infinite-dimensional linear attention.", "ch05"};
-  harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  harness::add_common_options(cli, o.common, ATTN_CHAPTER);
   using harness::add_int_option;
   add_int_option(cli, "--d", o.d, 2, 1024,
                  "head width d_k (attention, random features, rank, timing)");

@@ -339,7 +339,7 @@ void run(const Options& o, const harness::CommandLine& cli) {
 int main(int argc, char** argv) {
   Options o;
   harness::CommandLine cli{"Chapter 06 — Permutation symmetry and bias terms.", "ch06"};
-  harness::add_common_options(cli, o.common, ATTN_DEFAULT_OUT);
+  harness::add_common_options(cli, o.common, ATTN_CHAPTER);
   harness::add_int_option(cli, "--n", o.n, 2, 1024, "tokens (a permutation needs two)");
   harness::add_int_option(cli, "--d", o.d, 2, 1024, "model width");
   harness::add_int_option(cli, "--heads", o.heads, 1, 1024,

@@ -52,10 +52,16 @@ CommandLine::~CommandLine() = default;
 usage_error::usage_error(const std::string& option, const std::string& message)
     : std::runtime_error(option + ": " + message) {}
 
-void add_common_options(CommandLine& cli, CommonOptions& options,
-                        const fs::path& default_out) {
+fs::path default_out_dir(const std::string& chapter) {
+  std::error_code error;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", error);
+  if (error) return fs::path("out") / chapter;
+  return exe.parent_path().parent_path() / "out" / chapter;
+}
+
+void add_common_options(CommandLine& cli, CommonOptions& options, const std::string& chapter) {
   CLI::App& app = *cli.app;
-  options.out = default_out;
+  options.out = default_out_dir(chapter);
   app.add_option_function<std::string>(
          "--seed",
          [&options](const std::string& text) { parse_integer(text, options.seed); },

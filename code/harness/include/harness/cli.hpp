@@ -50,9 +50,14 @@ struct CommonOptions {
   bool quick = false;         // --quick: small sizes, a run of seconds
 };
 
-/// Adds --seed, --out (default `default_out`) and --quick.
-void add_common_options(CommandLine& cli, CommonOptions& options,
-                        const std::filesystem::path& default_out);
+/// Adds --seed, --out (default default_out_dir(chapter)) and --quick.
+void add_common_options(CommandLine& cli, CommonOptions& options, const std::string& chapter);
+
+/// Where a chapter program writes by default: out/<chapter> beside the bin/ directory of the
+/// running executable (build/<preset>/out/NN-slug). Found at run time rather than compiled in,
+/// so that the same program compiled in another copy of the book is the same object file
+/// (ccache reuses it).
+std::filesystem::path default_out_dir(const std::string& chapter);
 
 /// Adds an integer option that must lie in [lo, hi], written in decimal ("010" is ten, not
 /// eight). `quick`, if given, is its value under --quick unless the user set it; --help
