@@ -386,9 +386,11 @@ def convert(text):
 
 
 def chapter_heading(path):
-    """(id, title) of a chapter README: id chNN from its directory, the title from its first
-    line '# Title' (an explicit '{#id}' there is allowed but not needed)."""
+    """(id, title) of a chapter README (id chNN from its directory) or of its worked solutions
+    (solutions.md, id solNN); the title from its first line '# Title' (an explicit '{#id}'
+    there is allowed but not needed)."""
     nn = os.path.basename(os.path.dirname(os.path.abspath(path)))[:2]
+    kind = "sol" if os.path.basename(path) == "solutions.md" else "ch"
     try:
         with open(path, encoding="utf-8") as f:
             for line in f:
@@ -397,7 +399,7 @@ def chapter_heading(path):
                     if m:
                         return m.group(2), m.group(1)
                     m = re.match(r"^#\s+(.*?)\s*$", line.strip())
-                    return ("ch" + nn, m.group(1)) if m and nn.isdigit() else None
+                    return (kind + nn, m.group(1)) if m and nn.isdigit() else None
     except OSError:
         return None
     return None
@@ -432,7 +434,9 @@ def chapter_links(path, text):
             if m and own and "{#" not in line:
                 level, title = m.groups()
                 if level == "#":
-                    if chapter:
+                    if chapter and own.startswith("sol"):
+                        lines[k] = "# %s {#%s}" % (title, own)
+                    elif chapter:
                         lines[k] = "# %d · %s {#%s}" % (int(own[2:]), title, own)
                 else:
                     lines[k] = "%s %s {#%s}" % (level, title,
@@ -579,6 +583,29 @@ def live_figures(text):
                        r'\\endhtmlonly', text)
 
 
+def solution_links(path, text):
+    """The worked solutions in the site (instructor's copy only; the student copy has no
+    solutions.md): a chapter's exercises end with a link to them, and the solutions page
+    opens with a banner that says whose page it is and leads back to the chapter."""
+    here = os.path.dirname(os.path.abspath(path))
+    nn = os.path.basename(here)[:2]
+    if os.path.basename(path) == "README.md" and os.path.isfile(
+            os.path.join(here, "solutions.md")):
+        note = ('<p class="instructors-only">Instructors: the worked solutions of these '
+                'exercises are on \\subpage sol%s (in the instructor\'s copy only).</p>\n\n'
+                % nn)
+        return re.sub(r"^## References", lambda m: note + m.group(0), text, count=1,
+                      flags=re.M)
+    if os.path.basename(path) == "solutions.md":
+        lines = text.split("\n")
+        banner = ('<p class="instructors-only">Instructors only · \\ref ch%s "← Chapter %s"'
+                  '</p>' % (nn, int(nn)))
+        if len(lines) > 2 and not lines[1].strip():
+            lines[1] = banner
+            return "\n".join(lines)
+    return text
+
+
 def site_markdown(path, text, out_dir):
     """What Doxygen reads of a page: the build's code, output and numbers (pages.py), heading
     ids and chapter links, figure captions, live figures, test links."""
@@ -590,6 +617,7 @@ def site_markdown(path, text, out_dir):
     text = figure_captions(text)
     text = live_figures(text)
     text = chapter_links(path, text)
+    text = solution_links(path, text)
     return test_links(root, text)
 
 

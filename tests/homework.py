@@ -30,7 +30,7 @@ Exit codes: 0 done; 1 a check or a build failed; 2 bad input (one line on stderr
 written). Only the Python standard library is used.
 """
 import argparse
-import filecmp
+import glob
 import json
 import os
 import re
@@ -45,6 +45,7 @@ import xml.etree.ElementTree as ET
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "docs"))
 import pages  # noqa: E402  (docs/pages.py: the chapters' quoted code)
+import grade_formats  # noqa: E402  (tests/grade_formats.py, beside this file)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MARKER_FILE = ".book-release"
@@ -57,6 +58,8 @@ BEGIN_HIDDEN = re.compile(r"^(\s*)// BEGIN HIDDEN TESTS " + ID + r"\s*$")
 END_HIDDEN = re.compile(r"^\s*// END HIDDEN TESTS\s*$")
 SNIPPET_TAG = re.compile(r"^\s*// \[[\w.-]+\]\s*$")
 FUNCTION_NAME = re.compile(r"([A-Za-z_]\w*)\s*\(")
+# The instructor's copy only: the worked solutions (page and tests); the release leaves them out.
+INSTRUCTOR_ONLY = re.compile(r"chapters/[^/]+/(solutions\.md|test_solutions\.cpp)")
 EXIT_NOT_DONE = 3  # harness::run_program's exit code for attn::exercise_not_done
 
 
@@ -208,6 +211,8 @@ def release_files(root, keep_hidden=False):
         raise UsageError("no exercises found (no // BEGIN SOLUTION markers)")
     content = {}
     for rel in book_files(root):
+        if INSTRUCTOR_ONLY.fullmatch(rel):
+            continue
         if rel in files:
             text, regions = files[rel]
             content[rel] = release_text(text, regions, keep_hidden).encode()
@@ -227,6 +232,8 @@ def release_files(root, keep_hidden=False):
     marker = {"book": "Attention, Verified", "format": 1,
               "hidden_tests": "kept" if keep_hidden else "removed",
               "exercises": list(exercises.values())}
+    if keep_hidden:  # the grader shows these tests' claims only, never their expressions
+        marker["hidden_test_names"] = hidden_test_names(files)
     content[MARKER_FILE] = (json.dumps(marker, indent=2) + "\n").encode()
     return content, files, exercises
 
@@ -325,32 +332,41 @@ def raise_interrupted(signum, frame):
 def cmd_release(args):
     if is_student_copy(ROOT):
         raise UsageError("this is a student copy; make a release from the instructor's copy")
-    what = ("it takes a new or empty directory outside the book, or an earlier release "
+    if args.out is not None and args.autograder is not None:
+        raise UsageError("release: --out and --autograder are two different things; give one "
+                         "(--out DIR: the student copy; --autograder DIR: the grading bundle)")
+    bundle = args.autograder is not None
+    option, given = ("--autograder", args.autograder) if bundle else ("--out", args.out)
+    kind = "autograder bundle" if bundle else "release"
+    what = (f"it takes a new or empty directory outside the book, or an earlier {kind} "
             "with --force")
-    if args.out is None:
-        raise UsageError(f"release: --out is required; {what}")
-    if not args.out:
-        raise UsageError(f"--out: empty; {what}")
-    out = os.path.realpath(args.out)
+    if given is None:
+        raise UsageError(f"release: --out DIR (the student copy) or --autograder DIR (the "
+                         "grading bundle) is required")
+    if not given:
+        raise UsageError(f"{option}: empty; {what}")
+    out = os.path.realpath(given)
     root = os.path.realpath(ROOT)
     if out == root or out.startswith(root + os.sep) or root.startswith(out + os.sep):
-        raise UsageError(f"--out {args.out}: is the book, inside it or above it; {what}")
+        raise UsageError(f"{option} {given}: is the book, inside it or above it; {what}")
     if os.path.lexists(out) and not os.path.isdir(out):
-        raise UsageError(f"--out {args.out}: exists and is not a directory; {what}")
+        raise UsageError(f"{option} {given}: exists and is not a directory; {what}")
     replacing = os.path.isdir(out) and bool(os.listdir(out))
     if replacing and not args.force:
-        raise UsageError(f"--out {args.out}: directory is not empty (--force replaces an "
-                         "earlier release there)")
-    if replacing and not is_student_copy(out):
-        raise UsageError(f"--out {args.out}: not empty and not a student copy; --force "
-                         "replaces only an earlier release")
+        raise UsageError(f"{option} {given}: directory is not empty (--force replaces an "
+                         f"earlier {kind} there)")
+    earlier = (os.path.isfile(os.path.join(out, AUTOGRADER_MARKER)) if bundle
+               else is_student_copy(out))
+    if replacing and not earlier:
+        raise UsageError(f"{option} {given}: not empty and not an earlier {kind}; --force "
+                         f"replaces only an earlier {kind}")
     parent = os.path.dirname(out)
     base = existing_ancestor(parent)
     if not os.path.isdir(base):
-        raise UsageError(f"--out {args.out}: {base} is not a directory; {what}")
-    probe_writable("--out", args.out, base)
+        raise UsageError(f"{option} {given}: {base} is not a directory; {what}")
+    probe_writable(option, given, base)
     try:
-        content, _, exercises = release_files(ROOT)
+        content, _, exercises = autograder_files(ROOT) if bundle else release_files(ROOT)
     except ValueError as e:
         raise UsageError(str(e))
     size = sum(len(d) if d is not None else os.path.getsize(os.path.join(ROOT, rel))
@@ -359,7 +375,7 @@ def cmd_release(args):
     free = vfs.f_bavail * vfs.f_frsize
     need = size + 4096 * (len(content) + 64)  # the files, and a block's slack for each
     if need > free:
-        raise UsageError(f"--out {args.out}: the student copy needs {need / 2**20:.1f} MiB, "
+        raise UsageError(f"{option} {given}: the {kind} needs {need / 2**20:.1f} MiB, "
                          f"{base} has {free / 2**20:.1f} MiB free")
     t0 = time.monotonic()
     # Staged in a directory beside --out and renamed into place: a failure or an interrupt
@@ -377,6 +393,8 @@ def cmd_release(args):
                     os.makedirs(os.path.dirname(dst), exist_ok=True)
                     shutil.copy2(os.path.join(out, rel), dst)
         n = sync_tree(ROOT, content, stage)
+        for rel in EXECUTABLES if bundle else ():
+            os.chmod(os.path.join(stage, rel), 0o777 & ~current_umask())
         os.chmod(stage, 0o777 & ~current_umask())
         signal.pthread_sigmask(signal.SIG_BLOCK, signals)  # the swap is not interrupted
         if os.path.isdir(out):
@@ -401,7 +419,7 @@ def cmd_release(args):
             stage = None
         created, committed = [], True
     except OSError as e:
-        raise UsageError(f"--out {args.out}: writing the student copy failed "
+        raise UsageError(f"{option} {given}: writing the {kind} failed "
                          f"({e.strerror or e}); nothing was written")
     finally:
         for d in (stage, old):
@@ -417,8 +435,174 @@ def cmd_release(args):
         except KeyboardInterrupt:
             if not committed:
                 raise  # (after the swap it is too late to stop: the copy is complete)
-    say(f"student copy in {out}: {len(content)} files ({n} written), exercises "
-        f"{', '.join(exercises)} ({time.monotonic() - t0:.1f} s)")
+    say(f"{'autograder bundle' if bundle else 'student copy'} in {out}: {len(content)} files "
+        f"({n} written), exercises {', '.join(exercises)} ({time.monotonic() - t0:.1f} s)")
+    if bundle:
+        say(f"upload it as a zip of its contents: (cd {out} && zip -qr ../autograder.zip .); "
+            f"its README.md says what students submit")
+    return 0
+
+
+# ---- the autograder bundle (Gradescope; PrairieLearn reads the same results) ----------------------
+
+AUTOGRADER_MARKER = ".book-autograder"
+EXECUTABLES = ("setup.sh", "run_autograder", "book/book")
+# What grading needs (no site, no benchmarks): Debian and Ubuntu packages.
+GRADE_PACKAGES = ("cmake ninja-build g++ ccache libeigen3-dev doctest-dev libcli11-dev "
+                  "nlohmann-json3-dev libfmt-dev python3")
+
+SETUP_SH = """#!/usr/bin/env bash
+# The autograder's setup (Gradescope runs it once, as root, when it builds the image): installs
+# the packages the book's tests need, then builds the tests with the exercises' stubs, so that
+# grading a submission compiles only the files it changes. Made by ./book release --autograder.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+packages=(%s)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || missing+=("$p")
+done
+if ((${#missing[@]} > 0)); then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+exec python3 "$here/book/tests/homework.py" autograde --source "$here" --prepare
+""" % GRADE_PACKAGES
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Grades one submission (Gradescope copies this file to /autograder/run_autograder and runs it
+# for every submission). Made by ./book release --autograder.
+#
+#   run_autograder [--submission DIR] [--results DIR] [--format gradescope|prairielearn]
+#
+# DIR defaults: /autograder/submission and /autograder/results (Gradescope's). The submitted
+# files (see README.md) are built into the book, the exercises' tests run, hidden ones
+# included, and DIR/results.json is written.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source_dir=$here
+[ -d "$source_dir/book" ] || source_dir=/autograder/source
+exec python3 "$source_dir/book/tests/homework.py" autograde --source "$source_dir" "$@"
+"""
+
+
+def autograder_readme(exercises, files):
+    rows = "\n".join(f"| {e['id']} | `{f['function']}` | `{f['file']}` |"
+                      for e in exercises.values() for f in e["functions"])
+    return f"""# Autograder of Attention, Verified
+
+Made by `./book release --autograder DIR` from the instructor's copy. It holds the student copy
+with the hidden tests kept (`book/`, no solution), the exercises' stubs (`stubs/`), and:
+
+- `setup.sh`: installs the packages ({GRADE_PACKAGES}) and builds the tests once;
+- `run_autograder [--submission DIR] [--results DIR] [--format gradescope|prairielearn]`:
+  builds the submitted files into the book, runs every exercise's tests (hidden ones too) and
+  writes `DIR/results.json`.
+
+**Gradescope.** Zip the *contents* of this directory (`cd DIR && zip -qr ../autograder.zip .`)
+and upload it as a programming assignment's autograder; choose the Ubuntu 24.04 base image
+(CMake 3.25 or newer is needed). Students submit the files below, alone or inside their copy of
+the book (a file is found by its path, e.g. `code/src/attention.cpp`, or by its name). A file
+they do not submit is graded as its stub (0 points for its exercise); a file that does not
+compile is replaced by its stub and its exercise scores 0 with the compiler's message.
+
+**PrairieLearn.** Run `run_autograder --submission /grade/student --results /grade/results
+--format prairielearn` in an external-grader image built with `setup.sh`.
+
+Points per test case are set in `book/{POINTS_FILE}` (edit it in the instructor's copy and make
+the bundle again). Hidden tests appear as pass/fail with their claim only, after the grades
+are published (Gradescope's `after_published`).
+
+| exercise | function | file to submit |
+|---|---|---|
+{rows}
+"""
+
+
+def autograder_files(root):
+    """{rel: bytes} of the bundle, the marked files and the exercises."""
+    content, files, exercises = release_files(root, keep_hidden=True)
+    bundle = {}
+    for rel, data in content.items():
+        if data is None:
+            with open(os.path.join(root, rel), "rb") as f:
+                data = f.read()
+        bundle["book/" + rel] = data
+    submitted = sorted({f["file"] for e in exercises.values() for f in e["functions"]})
+    for rel in submitted:
+        bundle["stubs/" + rel] = bundle["book/" + rel]
+    bundle["setup.sh"] = SETUP_SH.encode()
+    bundle["run_autograder"] = RUN_AUTOGRADER.encode()
+    bundle["README.md"] = autograder_readme(exercises, files).encode()
+    bundle[AUTOGRADER_MARKER] = (json.dumps({"book": "Attention, Verified", "format": 1,
+                                             "files": submitted}, indent=2) + "\n").encode()
+    return bundle, files, exercises
+
+
+def find_submitted(submission, rel):
+    """The submitted file for `rel`: at its path, at its path one folder down (a repository
+    uploaded as a folder), or anywhere by its name."""
+    candidates = [os.path.join(submission, rel)]
+    candidates += sorted(glob.glob(os.path.join(submission, "*", rel)))
+    candidates += sorted(glob.glob(os.path.join(submission, "**", os.path.basename(rel)),
+                                   recursive=True), key=lambda p: (p.count(os.sep), p))
+    return next((c for c in candidates if os.path.isfile(c)), None)
+
+
+def cmd_autograde(args):
+    bundle = os.path.abspath(args.source)
+    book = os.path.join(bundle, "book")
+    if not os.path.isfile(os.path.join(bundle, AUTOGRADER_MARKER)):
+        raise UsageError(f"--source {args.source}: not an autograder bundle (made by ./book "
+                         "release --autograder)")
+    with open(os.path.join(bundle, AUTOGRADER_MARKER)) as f:
+        files = json.load(f)["files"]
+    marker = load_marker(book)
+    build = os.path.join(book, LEAN_BUILD)
+    log = os.path.join(bundle, "build.log")
+    jobs_n = args.jobs or os.cpu_count() or 2
+    if args.prepare:
+        open(log, "w").close()
+        say(f"building the book's tests with the stubs (log: {log})")
+        rc = lean_configure(book, log) or cmake_build(build, build_targets(book), log, jobs_n)
+        if rc != 0:
+            with open(log) as f:
+                sys.stderr.write(f.read()[-4000:])
+        return rc
+    submission = os.path.abspath(args.submission)
+    results = os.path.abspath(args.results)
+    if not os.path.isdir(submission):
+        raise UsageError(f"--submission {args.submission}: not a directory")
+    base = existing_ancestor(results)
+    if os.path.exists(results) and not os.path.isdir(results) or not os.path.isdir(base):
+        raise UsageError(f"--results {args.results}: not a directory")
+    probe_writable("--results", args.results, base)
+    stubs = {rel: read_text(os.path.join(bundle, "stubs", rel)) for rel in files}
+    notes = []
+    for rel, stub in stubs.items():
+        found = find_submitted(submission, rel)
+        text = stub
+        if found:
+            with open(found, "rb") as f:
+                text = f.read().decode("utf-8", errors="replace")
+            notes.append(f"graded {os.path.relpath(found, submission)} as {rel}")
+        else:
+            notes.append(f"not submitted: {rel} (graded as its stub)")
+        path = os.path.join(book, rel)
+        if read_text(path) != text:  # an unchanged file keeps its mtime: nothing to rebuild
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+    open(log, "w").close()
+    if lean_configure(book, log) != 0:
+        raise RuntimeError(f"the bundle's book does not configure (log: {log})")
+    result = grade_run(book, build, marker["exercises"], marker.get("hidden_test_names", []),
+                       "", jobs_n, log, stubs=stubs)
+    result["notes"] = notes
+    text = grade_formats.render(args.format, result)
+    os.makedirs(results, exist_ok=True)
+    write_atomically(os.path.join(results, "results.json"), text, "--results")
+    print_table(result, True)
+    print(f"results: {os.path.join(results, 'results.json')} ({result['elapsed']:.1f} s)")
     return 0
 
 
@@ -440,12 +624,15 @@ def cmd_list(args):
 # ---- leak test --------------------------------------------------------------------------------
 
 def distinctive_lines(files):
-    """Lines of solution and hidden regions that appear nowhere else in the book: if one of
-    them is in the release, a solution or hidden test leaked."""
-    outside = []
+    """Lines of solution and hidden regions, and of the worked solutions (INSTRUCTOR_ONLY),
+    that appear nowhere else in the book: if one of them is in the release, a solution or
+    hidden test leaked."""
+    outside, worked = [], []
     for rel in book_files(ROOT):
         path = os.path.join(ROOT, rel)
-        if rel in files:
+        if INSTRUCTOR_ONLY.fullmatch(rel):
+            worked.append(rel)
+        elif rel in files:
             text, regions = files[rel]
             outside.append(release_text(text, regions))
         elif rel.endswith(".md"):  # code blocks quote the sources, solutions included
@@ -460,6 +647,12 @@ def distinctive_lines(files):
                 s = line.strip()
                 if len(s) >= 12 and not SNIPPET_TAG.match(line) and s not in outside:
                     found.append((r.id, r.kind, s))
+    # The worked solutions (pages and their tests), line by line.
+    for rel in worked:
+        for line in read_text(os.path.join(ROOT, rel)).splitlines():
+            s = line.strip()
+            if len(s) >= 12 and not SNIPPET_TAG.match(line) and s not in outside:
+                found.append((rel.split("/")[1][:2], "worked solution (" + rel + ")", s))
     return found
 
 
@@ -498,8 +691,11 @@ def cmd_leak_test(args):
     for d in differ:
         print(f"NOT DETERMINISTIC {d}")
     per = {i: sum(1 for x in lines if x[0] == i) for i in exercises}
-    print(f"{len(lines)} distinctive solution/hidden lines over {len(exercises)} exercises "
-          f"({', '.join(f'{i}: {n}' for i, n in per.items())}) searched in "
+    worked = sum(1 for x in lines if x[1].startswith("worked"))
+    print(f"{len(lines)} distinctive lines ({len(lines) - worked} of solution and hidden "
+          f"regions over {len(exercises)} exercises: "
+          f"{', '.join(f'{i}: {n}' for i, n in per.items())}; {worked} of the worked "
+          f"solutions) searched in "
           f"{len(content)} released files: {len(bad)} found")
     missing = [i for i, n in per.items() if n == 0]
     if missing:
@@ -591,102 +787,29 @@ def build_targets(root):
     return list(LIBRARY_TESTS) + [f"test-{n}" for n in nn] + [f"ch{n}" for n in nn]
 
 
-def lean_configure(src, build, log):
+LEAN_BUILD = os.path.join("build", "lean")
+
+
+def lean_configure(src, log):
+    """Configures SRC/build/lean: the tests and programs only (no site, no benchmarks).
+    Every lean tree (validate's, grade --instructor's, an autograder's) sits at the same place
+    inside its own copy of the book, and the compiler runs through ccache with base_dir set to
+    the copy (CMakeLists.txt): the same file compiled in another copy is a cache hit, so only
+    what differs is compiled."""
+    build = os.path.join(src, LEAN_BUILD)
     if os.path.isfile(os.path.join(build, "CMakeCache.txt")):
         return 0
-    # No precompiled header: every object would depend on a freshly built one, so none of
-    # the objects seeded from the reference build (seed_objects) could be reused.
-    # Makefiles, whatever the presets use: seed_objects stamps objects and writes depfiles,
-    # which make trusts (ninja would want its own logs).
-    return run(["cmake", "-S", src, "-B", build, "-G", "Unix Makefiles",
-                "-DCMAKE_BUILD_TYPE=Release",
-                "-DBOOK_WITH_SITE=OFF", "-DBOOK_WITH_BENCH=OFF", "-DBOOK_PCH=OFF"], log)
+    return run(["cmake", "-S", src, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                "-DBOOK_WITH_SITE=OFF", "-DBOOK_WITH_BENCH=OFF"], log)
 
 
 def cmake_build(build, targets, log, jobs):
     return run(["cmake", "--build", build, "--parallel", str(jobs), "--target", *targets], log)
 
 
-def compiled_objects(build):
-    """[(object, depfile target, files it depends on)] of every compiled object of `build`:
-    from ninja's deps log in a Ninja tree (ninja deletes gcc's depfiles once it has read
-    them), from gcc's depfiles (X.o.d) in a Makefile tree."""
-    objects = []
-    if os.path.isfile(os.path.join(build, "build.ninja")):
-        r = subprocess.run(["ninja", "-C", build, "-t", "deps"], capture_output=True,
-                           text=True)
-        for line in r.stdout.splitlines():
-            if line.startswith(" "):
-                objects[-1][2].append(line.strip())
-            elif ": #deps" in line:
-                target = line.split(": #deps")[0]
-                objects.append((os.path.join(build, target), target, []))
-        return objects
-    for dirpath, _, filenames in os.walk(build):
-        for f in filenames:
-            if f.endswith(".o.d"):
-                with open(os.path.join(dirpath, f), encoding="utf-8", errors="replace") as d:
-                    text = d.read().replace("\\\n", " ")
-                head, _, deps = text.partition(": ")
-                objects.append((os.path.join(dirpath, f[:-2]), head.strip(), deps.split()))
-    return objects
-
-
-def seed_objects(ref_src, ref_build, new_src, new_build):
-    """Object reuse: every object of `ref_build` whose source and project headers are
-    byte-identical in `new_src` is copied into `new_build` and stamped newer than its
-    inputs, so make does not compile it again. Objects of files that differ are left to
-    make (and a previously seeded one of them, which has no depfile, is removed)."""
-    same_cache = {}
-
-    def same(path):
-        if path not in same_cache:
-            rel = os.path.relpath(path, ref_src)
-            other = os.path.join(new_src, rel)
-            try:
-                with open(path, "rb") as a, open(other, "rb") as b:
-                    same_cache[path] = a.read() == b.read()
-            except OSError:
-                same_cache[path] = False
-        return same_cache[path]
-
-    copied = compiled = 0
-    now = time.time()
-    for obj_ref, target, deps in compiled_objects(ref_build):
-        if not os.path.isfile(obj_ref):
-            continue
-        rel_obj = os.path.relpath(obj_ref, ref_build)
-        obj_new = os.path.join(new_build, rel_obj)
-        if not os.path.isdir(os.path.dirname(obj_new)):
-            continue  # a target the lean build does not have
-        ours = [d for d in deps if os.path.isabs(d) and d.startswith(ref_src + os.sep)
-                and not d.startswith(ref_build + os.sep)]
-        # Reused only if it is up to date in its own tree (not older than a source).
-        fresh = ours and os.path.getmtime(obj_ref) >= max(
-            os.path.getmtime(d) if os.path.exists(d) else float("inf") for d in ours)
-        if fresh and all(same(d) for d in ours):
-            shutil.copyfile(obj_ref, obj_new)
-            # Its dependencies, as files of the new tree, so that make rebuilds it when
-            # one of them changes later.
-            moved = [os.path.join(new_src, os.path.relpath(d, ref_src)) if d in ours
-                     else d for d in deps]
-            with open(obj_new + ".d", "w", encoding="utf-8") as out:
-                out.write(target + ": " + " \\\n  ".join(moved) + "\n")
-            os.utime(obj_new + ".d", (now, now))
-            os.utime(obj_new, (now, now))
-            copied += 1
-        else:
-            # A copy seeded earlier (identical to the reference object) is now stale:
-            # remove it so that make compiles this file.
-            if os.path.isfile(obj_new) and (not os.path.isfile(obj_new + ".d") or
-                                            filecmp.cmp(obj_new, obj_ref, shallow=False)):
-                os.remove(obj_new)
-            compiled += 1
-    return copied, compiled
-
-
-def run_ctest(build, label_regex=None, exclude_regex=None, jobs=2, log=None):
-    """{test name: (passed, labels)} of one ctest run."""
+def run_ctest(build, label_regex=None, exclude_regex=None, jobs=2, log=None, name_regex=None):
+    """{test name: (status, output)} of one ctest run; status is passed, failed or skipped,
+    output what the test printed (ctest's JUnit report)."""
     junit = os.path.join(build, "homework-ctest.xml")
     if os.path.exists(junit):
         os.remove(junit)
@@ -696,6 +819,8 @@ def run_ctest(build, label_regex=None, exclude_regex=None, jobs=2, log=None):
         cmd += ["-L", label_regex]
     if exclude_regex:
         cmd += ["-LE", exclude_regex]
+    if name_regex:
+        cmd += ["-R", name_regex]
     run(cmd, log)
     results = {}
     if not os.path.isfile(junit):
@@ -704,8 +829,10 @@ def run_ctest(build, label_regex=None, exclude_regex=None, jobs=2, log=None):
         status = case.get("status", "")
         failed = case.find("failure") is not None or case.find("error") is not None
         skipped = status in ("notrun", "disabled") or case.find("skipped") is not None
+        out = case.find("system-out")
         results[case.get("name")] = ("skipped" if skipped
-                                     else "failed" if failed or status == "fail" else "passed")
+                                     else "failed" if failed or status == "fail" else "passed",
+                                     out.text or "" if out is not None else "")
     return results
 
 
@@ -760,7 +887,7 @@ def hidden_restored(student_root, instructor_root):
     inst_files, _ = scan(instructor_root)
     found = False
     for rel in book_files(instructor_root):
-        if not TEST_FILE.fullmatch(rel):
+        if not TEST_FILE.fullmatch(rel) or INSTRUCTOR_ONLY.fullmatch(rel):
             continue
         text = read_text(os.path.join(instructor_root, rel))
         if rel in inst_files:
@@ -772,45 +899,172 @@ def hidden_restored(student_root, instructor_root):
     return content
 
 
-def grade_table(exercises, results, labels):
-    rows = []
+POINTS_FILE = os.path.join("tests", "points.toml")
+
+
+def load_points(root):
+    """(default points, {test name: points}) from tests/points.toml, the one place where an
+    instructor sets what each test case of an exercise is worth."""
+    import tomllib
+    path = os.path.join(root, POINTS_FILE)
+    if not os.path.isfile(path):
+        return 1.0, {}
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise UsageError(f"{POINTS_FILE}: not readable TOML ({e})")
+    def points(key, v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1000:
+            raise UsageError(f"{POINTS_FILE}: {key} = {v!r}; points are numbers in [0, 1000]")
+        return float(v)
+    unknown = set(data) - {"default", "tests"}
+    if unknown:
+        raise UsageError(f"{POINTS_FILE}: unknown key {sorted(unknown)[0]!r} (keys: default, "
+                         "[tests])")
+    return (points("default", data.get("default", 1)),
+            {name: points(repr(name), v) for name, v in data.get("tests", {}).items()})
+
+
+def hidden_test_names(files):
+    """The doctest names of the test cases inside hidden regions."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import cited_tests
+    names = set()
+    for _, (_, regions) in files.items():
+        for r in regions:
+            if r.kind == "hidden":
+                for m in cited_tests.TEST_CASE.finditer("\n".join(r.lines)):
+                    names.add("".join(cited_tests.LITERAL.findall(m.group(1))))
+    return sorted(names)
+
+
+def claim_of(test_name):
+    """A ctest name without its binary's prefix ("03:" or "03: "): the claim it checks."""
+    return re.sub(r"^[\w-]+:\s?", "", test_name)
+
+
+def failure_feedback(output, root):
+    """What a failed test printed that helps: doctest's failing assertions with their values,
+    or the exception; paths relative to the book; at most 30 lines."""
+    lines = []
+    for line in output.replace(root.rstrip("/") + "/", "").splitlines():
+        s = line.strip()
+        if (s.startswith("[doctest]") or (s and set(s) <= set("="))
+                or s.startswith(("TEST SUITE:", "TEST CASE:"))
+                or re.fullmatch(r"\S+:\d+:", s)):
+            continue
+        if s or (lines and lines[-1]):
+            lines.append(line.rstrip())
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines[:30] + (["..."] if len(lines) > 30 else []))
+
+
+COMPILER_ERROR = re.compile(r"^(?:\.\./)*(\S+?\.(?:cpp|hpp|h)):\d+:\d+: (?:fatal )?error:")
+
+
+def compiler_message(log, src, limit=40):
+    """The compiler's errors in `log`, paths relative to the copy, and the files they are in."""
+    with open(log, encoding="utf-8", errors="replace") as f:
+        text = f.read().replace(src.rstrip("/") + "/", "")
+    lines = text.splitlines()
+    files, keep = [], []
+    for i, line in enumerate(lines):
+        m = COMPILER_ERROR.match(line)
+        if m:
+            if m.group(1) not in files:
+                files.append(m.group(1))
+            keep += lines[max(0, i - 1):i + 4] + [""]
+    if not keep:  # a link error or another failure: the end of the log
+        keep = [line for line in lines if "error" in line.lower()][-limit:] or lines[-limit:]
+    return "\n".join(keep[:limit]).rstrip() + "\n", files
+
+
+def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, book_root=None):
+    """Builds the tests of `exercises` in `build`, runs them, and returns the grading run
+    that tests/grade_formats.py renders. `stubs` ({file: text}, the autograder's): a
+    submitted file that does not compile is replaced by its stub, so that the other
+    exercises are still graded; its exercises score 0 with the compiler's message."""
+    t0 = time.monotonic()
+    default, points = load_points(book_root or src)
+    ids = [e["id"] for e in exercises]
+    rc = cmake_build(build, targets_for(build, ids, src), log, jobs)
+    message, broken = "", []
+    if rc != 0 and stubs:
+        message, files = compiler_message(log, src)
+        bad = [f for f in files if f in stubs] or list(stubs)
+        broken = sorted({e["id"] for e in exercises for fn in e["functions"]
+                         if fn["file"] in bad})
+        for rel in bad:
+            with open(os.path.join(src, rel), "w", encoding="utf-8") as f:
+                f.write(stubs[rel])
+        say(f"did not compile: {', '.join(bad)}; graded with the stubs in their place")
+        rc = cmake_build(build, targets_for(build, ids, src), log, jobs)
+    elif rc != 0:
+        message, _ = compiler_message(log, src)
+    tests, rows = [], []
+    results = {}
+    if rc == 0:
+        regex = "^ex(" + "|".join(re.escape(i) for i in ids) + ")$"
+        results = run_ctest(build, label_regex=regex, jobs=jobs,
+                            log=os.path.join(os.path.dirname(log), "grade-ctest.log"))
+    labels = labels_of(build) if rc == 0 else {}
     for e in exercises:
-        label = "ex" + e["id"]
-        names = sorted(n for n, labs in labels.items() if label in labs)
-        passed = [n for n in names if results.get(n) == "passed"]
-        failed = [n for n in names if results.get(n) != "passed"]
-        score = len(passed) / len(names) if names else 0.0
-        status = ("no tests" if not names else "done" if not failed
-                  else "not done" if not passed else "partly done")
-        rows.append({"id": e["id"], "functions": e["functions"], "tests": len(names),
-                     "passed": len(passed), "score": round(score, 4), "status": status,
-                     "failed_tests": failed})
-    return rows
+        names = sorted(n for n, labs in labels.items() if "ex" + e["id"] in labs)
+        for n in names:
+            status, output = results.get(n, ("failed", ""))
+            ok = status == "passed" and e["id"] not in broken
+            is_hidden = claim_of(n) in hidden
+            max_points = points.get(n, default)
+            feedback = "" if ok or is_hidden else (
+                "did not compile:\n" + message if e["id"] in broken
+                else failure_feedback(output, src))
+            tests.append({"exercise": e["id"], "name": n, "claim": claim_of(n), "passed": ok,
+                          "hidden": is_hidden, "points": max_points if ok else 0.0,
+                          "max_points": max_points, "feedback": feedback})
+        mine = [t for t in tests if t["exercise"] == e["id"]]
+        passed = sum(t["passed"] for t in mine)
+        status = ("did not compile" if e["id"] in broken or rc != 0
+                  else "no tests" if not mine else "done" if passed == len(mine)
+                  else "not done" if passed == 0 else "partly done")
+        rows.append({"id": e["id"], "functions": e["functions"], "tests": len(mine),
+                     "passed": passed, "points": sum(t["points"] for t in mine),
+                     "max_points": sum(t["max_points"] for t in mine), "status": status})
+    return {"book": "Attention, Verified", "student": student,
+            "elapsed": time.monotonic() - t0, "build_ok": rc == 0,
+            "build_message": message, "broken_exercises": broken,
+            "exercises": rows, "tests": tests}
 
 
-def print_table(rows, hidden):
-    print(f"\nExercises ({'with' if hidden else 'without'} the hidden tests); score = "
-          "passed tests / tests:")
-    print(f"  {'exercise':<9}{'function (file)':<62}{'passed':>10}  status")
-    for r in rows:
+def print_table(run, hidden, out=sys.stdout):
+    print(f"\nExercises ({'with' if hidden else 'without'} the hidden tests); points per "
+          f"test case from {POINTS_FILE}:", file=out)
+    print(f"  {'exercise':<9}{'function (file)':<62}{'tests':>9}  {'points':>11}  status",
+          file=out)
+    for r in run["exercises"]:
         where = "; ".join(f"{f['function']} ({f['file']})" for f in r["functions"])
-        print(f"  {r['id']:<9}{where:<62}{r['passed']:>4} / {r['tests']:<3}  {r['status']}")
-    total = sum(r["score"] for r in rows)
-    print(f"  total {total:.2f} of {len(rows)}")
+        print(f"  {r['id']:<9}{where:<62}{r['passed']:>4} / {r['tests']:<3} "
+              f"{r['points']:>5g} / {r['max_points']:<5g} {r['status']}", file=out)
+    got = sum(r["points"] for r in run["exercises"])
+    top = sum(r["max_points"] for r in run["exercises"])
+    print(f"  total {got:g} of {top:g} points", file=out)
+    if not run["build_ok"]:
+        print("\nThe build failed:\n" + run["build_message"], file=out)
 
 
-def check_json_path(given):
-    """Refuses (UsageError) a --json FILE that could not be written, before any grading."""
+def check_out_path(option, given):
+    """Refuses (UsageError) an output FILE that could not be written, before any grading."""
     what = "it takes a file name in an existing, writable directory"
     if not given:
-        raise UsageError(f"--json: empty; {what}")
+        raise UsageError(f"{option}: empty; {what}")
     path = os.path.abspath(given)
     if os.path.isdir(path):
-        raise UsageError(f"--json {given}: is a directory; {what}")
+        raise UsageError(f"{option} {given}: is a directory; {what}")
     jdir = os.path.dirname(path)
     if not os.path.isdir(jdir):
-        raise UsageError(f"--json {given}: directory {jdir} does not exist; {what}")
-    probe_writable("--json", given, jdir)
+        raise UsageError(f"{option} {given}: directory {jdir} does not exist; {what}")
+    probe_writable(option, given, jdir)
 
 
 def write_atomically(path, text, option):
@@ -833,73 +1087,147 @@ def write_atomically(path, text, option):
             os.remove(tmp)
 
 
+def old_csv(path):
+    """An existing grade CSV at `path` (its other students' rows are kept), or ''."""
+    if not os.path.isfile(path):
+        return ""
+    text = read_text(path)
+    try:
+        grade_formats.merged_csv(text, {"student": "", "exercises": []})
+    except ValueError as e:
+        raise UsageError(f"--out {path}: {e}; give a new file or a CSV written by "
+                         "./book grade --format csv")
+    return text
+
+
+def emit(run, fmt, out_path, hidden):
+    """Writes the run in format `fmt` to `out_path` (or stdout), the table to the terminal."""
+    if fmt == "table":
+        print_table(run, hidden)
+        return
+    print_table(run, hidden, out=sys.stderr)
+    old = old_csv(out_path) if fmt == "csv" and out_path else ""
+    text = grade_formats.render(fmt, run, old)
+    if out_path:
+        write_atomically(out_path, text, "--out")
+        print(f"{fmt}: {out_path}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    if fmt == "github-classroom" and os.environ.get("GITHUB_OUTPUT"):
+        # Inside a GitHub Actions step: the grading reporter reads the step's `result`.
+        import base64
+        with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as f:
+            f.write("result=" + base64.b64encode(text.encode()).decode() + "\n")
+
+
+def chosen_exercises(marker, wanted, option):
+    exercises = marker["exercises"]
+    ids = [e["id"] for e in exercises]
+    for x in wanted or []:
+        if x not in ids:
+            raise UsageError(f"{option} {x}: unknown exercise (known: {', '.join(ids)})")
+    return [e for e in exercises if not wanted or e["id"] in wanted]
+
+
+def check_student_id(given):
+    if not re.fullmatch(r"[\w.@+-]{1,100}", given):
+        raise UsageError(f"--student {given!r}: it takes an id of letters, digits and . @ + - _ "
+                         "(at most 100)")
+
+
 def cmd_grade(args):
     if not is_student_copy(ROOT):
         raise UsageError(f"grade works in a student copy (made by ./book release; it has "
                          f"{MARKER_FILE}); {ROOT} is not one")
     marker = load_marker(ROOT)
-    exercises = marker["exercises"]
-    ids = [e["id"] for e in exercises]
-    if args.exercise:
-        for x in args.exercise:
-            if x not in ids:
-                raise UsageError(f"--exercise {x}: unknown exercise (known: {', '.join(ids)})")
-        exercises = [e for e in exercises if e["id"] in args.exercise]
+    exercises = chosen_exercises(marker, args.exercise, "--exercise")
     if args.instructor is not None:
         inst = os.path.abspath(args.instructor) if args.instructor else ""
         if not inst or not os.path.isdir(inst) or is_student_copy(inst) \
                 or not os.path.isfile(os.path.join(inst, "tests", "homework.py")):
             raise UsageError(f"--instructor {args.instructor}: not the instructor's copy of "
                              "the book; it takes the directory of the book with the solutions")
-    if args.json is not None:
-        check_json_path(args.json)
+    if args.out is not None:
+        if args.format == "table":
+            raise UsageError("--out: the table goes to the terminal; give --format too "
+                             f"({', '.join(grade_formats.FORMATS[1:])})")
+        check_out_path("--out", args.out)
+        if args.format == "csv":
+            old_csv(os.path.abspath(args.out))
+    student = args.student if args.student is not None else os.path.basename(ROOT)
+    check_student_id(student)
+    load_points(ROOT)
     if args.check_only:
         return 0
-    t0 = time.monotonic()
     if args.instructor:
         src = os.path.join(ROOT, "build", "grade", "src")
-        build = os.path.join(ROOT, "build", "grade", "build")
         content = hidden_restored(ROOT, inst)
         os.makedirs(src, exist_ok=True)
         sync_tree(ROOT, content, src)
+        build = os.path.join(src, LEAN_BUILD)
         log = os.path.join(ROOT, "build", "grade", "build.log")
+        hidden = hidden_test_names(scan(inst)[0])
     else:
         src, build = ROOT, os.path.join(ROOT, "build", "release")
         log = os.path.join(ROOT, "build", "grade-build.log")
         os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+        hidden = marker.get("hidden_test_names", [])
     open(log, "w").close()
     if args.instructor:
-        rc = lean_configure(src, build, log)
-        ref = os.path.join(ROOT, "build", "release")
-        if rc == 0 and os.path.isdir(ref):
-            seed_objects(ROOT, ref, src, build)
+        rc = lean_configure(src, log)
     else:
         rc = 0 if os.path.isfile(os.path.join(build, "CMakeCache.txt")) else \
             run(["cmake", "--preset", "release"], log, cwd=ROOT)
-    say(f"building the tests ({'hidden tests restored from ' + inst if args.instructor else 'the student copy'}; log: {log})")
-    if rc == 0:
-        rc = cmake_build(build, targets_for(build, [e["id"] for e in exercises], src), log,
-                         args.jobs)
     if rc != 0:
         with open(log) as f:
-            sys.stderr.write(f.read()[-6000:])
+            sys.stderr.write(f.read()[-3000:])
+        print(f"grade: configuring failed (log: {log})", file=sys.stderr)
+        return 1
+    say(f"building the tests ({'hidden tests restored from ' + inst if args.instructor else 'the student copy'}; log: {log})")
+    result = grade_run(src, build, exercises, hidden, student, args.jobs, log,
+                       book_root=ROOT)
+    if result["build_ok"]:
+        say("ran the exercises' tests")
+    emit(result, args.format, args.out and os.path.abspath(args.out), bool(args.instructor))
+    print(f"(graded in {result['elapsed']:.1f} s)", file=sys.stderr)
+    if not result["build_ok"]:
         print(f"grade: the build failed (log: {log}); fix the compile errors first",
               file=sys.stderr)
         return 1
-    say("running the exercises' tests")
-    regex = "^ex(" + "|".join(re.escape(e["id"]) for e in exercises) + ")$"
-    results = run_ctest(build, label_regex=regex, jobs=args.jobs,
-                        log=os.path.join(os.path.dirname(log), "grade-ctest.log"))
-    rows = grade_table(exercises, results, labels_of(build))
-    print_table(rows, bool(args.instructor))
-    print(f"(graded in {time.monotonic() - t0:.1f} s)")
-    if args.json:
-        doc = {"book": marker["book"], "format": 1, "hidden_tests": bool(args.instructor),
-               "score": round(sum(r["score"] for r in rows), 4), "max_score": len(rows),
-               "exercises": rows}
-        write_atomically(args.json, json.dumps(doc, indent=2) + "\n", "--json")
-        print(f"JSON: {args.json}")
     return 0
+
+
+def cmd_check(args):
+    """The student's loop: one exercise's public tests, each with its claim, and for a
+    failed one the failing expression and its values."""
+    marker = load_marker(ROOT) if is_student_copy(ROOT) else {
+        "exercises": list(scan(ROOT)[1].values())}
+    exercises = chosen_exercises(marker, args.ids, "check:")
+    if args.check_only:
+        return 0
+    build = os.path.join(ROOT, "build", "release")
+    log = os.path.join(ROOT, "build", "check-build.log")
+    os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+    open(log, "w").close()
+    if not os.path.isfile(os.path.join(build, "CMakeCache.txt")) and \
+            run(["cmake", "--preset", "release"], log, cwd=ROOT) != 0:
+        print(f"check: configuring failed (log: {log})", file=sys.stderr)
+        return 1
+    say(f"building exercise {', '.join(e['id'] for e in exercises)}'s tests (log: {log})")
+    result = grade_run(ROOT, build, exercises, [], "", args.jobs, log)
+    if not result["build_ok"]:
+        print("\nThe build failed; the compiler says:\n\n" + result["build_message"])
+        return 1
+    for e in result["exercises"]:
+        where = "; ".join(f"{f['function']} in {f['file']}" for f in e["functions"])
+        print(f"\nexercise {e['id']} ({where}): {e['passed']} of {e['tests']} tests pass")
+        for t in (t for t in result["tests"] if t["exercise"] == e["id"]):
+            print(f"  {'PASS' if t['passed'] else 'FAIL'}  {t['claim']}")
+            if not t["passed"] and t["feedback"]:
+                print("\n".join("        " + line for line in t["feedback"].splitlines()))
+    done = all(e["status"] == "done" for e in result["exercises"])
+    print(f"\n{'all pass' if done else 'not yet'} ({result['elapsed']:.1f} s)")
+    return 0 if done else 1
 
 
 # ---- validate ---------------------------------------------------------------------------------
@@ -912,7 +1240,8 @@ def cmd_validate(args):
     problems = []
     ref = os.path.join(ROOT, "build", "release")
     base = os.path.join(ROOT, "build", "validate")
-    src, build = os.path.join(base, "src"), os.path.join(base, "build")
+    src = os.path.join(base, "src")
+    build = os.path.join(src, LEAN_BUILD)
     os.makedirs(base, exist_ok=True)
     log = os.path.join(base, "validate.log")
     open(log, "w").close()
@@ -937,12 +1266,16 @@ def cmd_validate(args):
                       if lab.startswith("ex") and lab[2:] not in exercises})
     if unknown:
         problems.append(f"tests carry labels of unknown exercises: {', '.join(unknown)}")
+    _, points = load_points(ROOT)
+    graded = {n for n, labs in ref_labels.items() if any(lab.startswith("ex") for lab in labs)}
+    problems += [f"{POINTS_FILE} sets points of `{n}`, which is not a test of an exercise"
+                 for n in sorted(set(points) - graded)]
     if args.full_tests_passed:
         say("validate 1/4: the full book passed every test (this ./book test run)")
     else:
         say("validate 1/4: the exercises' tests on the solutions")
         res = run_ctest(ref, label_regex="^ex", jobs=jobs, log=log)
-        bad = sorted(n for n, s in res.items() if s != "passed")
+        bad = sorted(n for n, (s, _) in res.items() if s != "passed")
         problems += [f"fails in the full book: {n}" for n in bad]
 
     # 2. The student copy: no solution leaks into it (text check).
@@ -953,15 +1286,12 @@ def cmd_validate(args):
         problems += ["leak: " + b for b in leaks(tmp, distinctive_lines(files))]
 
     # 3. The release builds and its tests behave: built with the hidden tests kept (as
-    #    grading with --instructor does), reusing the full book's objects where the
-    #    sources are the same.
+    #    grading with --instructor does). ccache gives back every object the full book's
+    #    build compiled from the same source; the stubs and tests are compiled.
     say(f"validate 3/4: building the release with stubs (lean, in {build})")
     t_build = time.monotonic()
     sync_tree(ROOT, content, src)
-    rc = lean_configure(src, build, log)
-    copied = compiled = 0
-    if rc == 0 and os.path.isdir(ref):
-        copied, compiled = seed_objects(ROOT, ref, src, build)
+    rc = lean_configure(src, log)
     if rc == 0:
         rc = cmake_build(build, build_targets(src), log, jobs)
     if rc != 0:
@@ -973,7 +1303,7 @@ def cmd_validate(args):
         # snippets against the headers, which the stubs (all in .cpp files) do not change.
         res = run_ctest(build, exclude_regex="^compile-fail$", jobs=jobs, log=log)
         labs = labels_of(build)
-        for name, status in sorted(res.items()):
+        for name, (status, _) in sorted(res.items()):
             ex = [lab for lab in labs.get(name, []) if re.fullmatch("ex" + ID, lab)]
             if ex and status == "passed":
                 problems.append(f"passes on the stub of {ex[0]} (a test that cannot tell): "
@@ -984,17 +1314,15 @@ def cmd_validate(args):
             if not any("ex" + i in labs.get(n, []) for n in res):
                 problems.append(f"exercise {i}: no tests ran in the release")
         # The student copy proper (hidden tests removed) must build too. It is kept in
-        # build/validate/student, built in its own build/release with the objects above
-        # reused: only the files with hidden tests are compiled, and only the test binaries
-        # that hold them are linked. (It is a working student copy: ./book grade runs there.)
+        # build/validate/student; ccache gives back the objects above: only the files with
+        # hidden tests are compiled, and only the test binaries that hold them are linked.
         say("validate: building the student copy proper (hidden tests removed)")
         s_src = os.path.join(base, "student")
-        s_build = os.path.join(s_src, "build", "release")
+        s_build = os.path.join(s_src, LEAN_BUILD)
         os.makedirs(s_src, exist_ok=True)
         sync_tree(ROOT, student, s_src)
-        rc2 = lean_configure(s_src, s_build, log)
+        rc2 = lean_configure(s_src, log)
         if rc2 == 0:
-            seed_objects(src, build, s_src, s_build)
             hidden_dirs = sorted({rel.split("/")[1][:2] if rel.startswith("chapters/")
                                   else "lib" for rel, (_, regs) in files.items()
                                   if any(r.kind == "hidden" for r in regs)})
@@ -1006,12 +1334,20 @@ def cmd_validate(args):
     for p in problems:
         print("PROBLEM " + p, file=sys.stderr)
     print(f"validate: {len(exercises)} exercises, {'no problems' if not problems else str(len(problems)) + ' problems'}; "
-          f"{dt:.0f} s ({t_build:.0f} s building the release: {copied} objects reused, "
-          f"{compiled} compiled)")
+          f"{dt:.0f} s ({t_build:.0f} s building the release)")
     return 1 if problems else 0
 
 
 # ---- main -------------------------------------------------------------------------------------
+
+def choice(option, allowed):
+    def parse(text):
+        if text not in allowed:
+            raise argparse.ArgumentTypeError(f"{option} {text}: unknown; it takes one of "
+                                             f"{', '.join(allowed)}")
+        return text
+    return parse
+
 
 def jobs(text):
     """--jobs: a decimal integer in [1, 256] (no octal reading of a leading zero)."""
@@ -1022,9 +1358,12 @@ def jobs(text):
 
 # What each option takes, for the one-line refusals of a missing or bad value.
 TAKES = {
-    "--out": "a directory (release: new, empty, or an earlier release with --force)",
+    "--out": "a directory (release: new, empty, or an earlier release with --force; grade: "
+             "a file)",
     "--exercise": "an exercise id such as 03.1 (repeatable)",
-    "--json": "a file name in an existing, writable directory",
+    "--format": "one of " + ", ".join(grade_formats.FORMATS),
+    "--student": "a student id",
+    "--autograder": "a new directory outside the book",
     "--instructor": "the directory of the instructor's copy of the book",
     "--jobs": "an integer in [1, 256]",
     "--binary": "a test binary", "--prefix": "a test name prefix", "--labels": "labels",
@@ -1038,16 +1377,40 @@ def parser():
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("release", help="write the student copy", allow_abbrev=False)
     r.add_argument("--out", metavar="DIR")  # required: checked after unknown options
+    r.add_argument("--autograder", metavar="DIR", help="write the autograder bundle "
+                   "(Gradescope, PrairieLearn) instead of the student copy")
     r.add_argument("--force", action="store_true")
+    ag = sub.add_parser("autograde", help="(run_autograder) grade one submission",
+                        allow_abbrev=False)
+    ag.add_argument("--source", required=True, metavar="DIR")
+    ag.add_argument("--submission", default="/autograder/submission", metavar="DIR")
+    ag.add_argument("--results", default="/autograder/results", metavar="DIR")
+    ag.add_argument("--format", default="gradescope", metavar="F",
+                    type=choice("--format", ("gradescope", "prairielearn")))
+    ag.add_argument("--prepare", action="store_true", help="(setup.sh) build with the stubs")
+    ag.add_argument("--jobs", type=jobs, default=0, metavar="N")
     g = sub.add_parser("grade", help="grade a student copy", allow_abbrev=False)
     g.add_argument("--exercise", action="append", metavar="ID", help="an exercise id, e.g. "
                    "03.1 (repeatable; default: all)")
-    g.add_argument("--json", metavar="FILE", help="write the scores as JSON to this file")
+    g.add_argument("--format", default="table", metavar="F",
+                   type=choice("--format", grade_formats.FORMATS),
+                   help="table (default), json, gradescope, prairielearn, github-classroom "
+                   "or csv")
+    g.add_argument("--out", metavar="FILE", help="write the --format document to this file "
+                   "(default: standard output); csv keeps other students' rows")
+    g.add_argument("--student", metavar="ID", help="the student's id in csv and json "
+                   "(default: the copy's directory name)")
     g.add_argument("--instructor", metavar="DIR",
                    help="the instructor's copy: its hidden tests are run too")
     g.add_argument("--jobs", type=jobs, default=2, metavar="N")
     g.add_argument("--check-only", action="store_true",
                    help="check the options, then stop (./book does, before installing)")
+    c = sub.add_parser("check", help="one exercise's public tests, claim by claim",
+                       allow_abbrev=False)
+    c.add_argument("ids", nargs="+", metavar="ID", help="an exercise id, e.g. 03.1")
+    c.add_argument("--jobs", type=jobs, default=2, metavar="N")
+    c.add_argument("--check-only", action="store_true",
+                   help="check the arguments, then stop (./book does, before installing)")
     v = sub.add_parser("validate", help="the instructor's check", allow_abbrev=False)
     v.add_argument("--full-tests-passed", action="store_true",
                    help="./book test has just run every test of the full book")
@@ -1078,6 +1441,8 @@ def parser():
             m = re.search(r"argument (--[\w-]+): (--[\w-]+ .*)", message)
             if m:  # a type's own message (--jobs)
                 message = m.group(2)
+            if "arguments are required: ID" in message:
+                message = "an exercise id is required, e.g. 03.1"
             if "arguments are required: cmd" in message:
                 message = f"a command is required (commands: {', '.join(sub.choices)})"
             m = re.search(r"the following arguments are required: (--.*)", message)
@@ -1115,7 +1480,7 @@ def main(argv):
     try:
         a = parser()(argv)
         return {"release": cmd_release, "grade": cmd_grade, "validate": cmd_validate,
-                "list": cmd_list, "leak-test": cmd_leak_test, "labels": cmd_labels,
+                "check": cmd_check, "autograde": cmd_autograde, "list": cmd_list, "leak-test": cmd_leak_test, "labels": cmd_labels,
                 "run-chapter": cmd_run_chapter}[a.cmd](a)
     except UsageError as e:
         print(f"book: {e}", file=sys.stderr)

@@ -145,7 +145,7 @@ def main():
                                                         "ns, us, ms or s"], BOOK),
                 (["bench", "--benchmark_out=x.json"], ["--benchmark_out is set by ./book"],
                  BOOK),
-                (["release"], ["--out is required"], BOOK),
+                (["release"], ["--out DIR", "is required"], BOOK),
                 (["release", "--out"], ["--out needs a value"], BOOK),
                 (["release", "--out", ""], ["--out: empty"], BOOK),
                 (["release", "--o", "x"], ["unknown option '--o'", "--out DIR"], BOOK),
@@ -160,7 +160,7 @@ def main():
                 (["release", "--out", os.path.join(a_file, "x")], ["--out",
                                                                    "not a directory"], BOOK),
                 (["release", "--out", nonempty], ["--out", "not empty", "--force"], BOOK),
-                (["release", "--out", nonempty, "--force"], ["--out", "not a student copy"],
+                (["release", "--out", nonempty, "--force"], ["--out", "not an earlier release"],
                  BOOK),
                 (["grade"], ["grade works in a student copy"], BOOK),
                 (["release", "--out", os.path.join(tmp, "c")], ["student copy"], sbook),
@@ -168,17 +168,35 @@ def main():
                 (["grade", "--exercise", "99.9"], ["--exercise 99.9", "known: "], sbook),
                 (["grade", "--exercise"], ["--exercise needs a value", "exercise id"], sbook),
                 (["grade", "--exercise", "03.1", "--frob"], ["unknown option '--frob'",
-                                                             "--json FILE"], sbook),
+                                                             "--format F"], sbook),
                 (["grade", "--ex", "03.1"], ["unknown option '--ex'"], sbook),
                 (["grade", "--jobs", "0"], ["--jobs 0", "[1, 256]"], sbook),
                 (["grade", "--jobs", "abc"], ["--jobs abc", "[1, 256]"], sbook),
-                (["grade", "--json"], ["--json needs a value"], sbook),
-                (["grade", "--json", ""], ["--json: empty"], sbook),
-                (["grade", "--json", tmp], ["--json", "is a directory"], sbook),
-                (["grade", "--json", os.path.join(tmp, "missing", "g.json")],
-                 ["--json", "does not exist"], sbook),
-                (["grade", "--json", "/proc/x.json"], ["--json /proc/x.json",
-                                                       "cannot write"], sbook),
+                (["grade", "--format", "moodle"], ["--format moodle", "gradescope"], sbook),
+                (["grade", "--format"], ["--format needs a value", "gradescope"], sbook),
+                (["grade", "--out", "g.json"], ["--out", "give --format"], sbook),
+                (["grade", "--format", "json", "--out"], ["--out needs a value"], sbook),
+                (["grade", "--format", "json", "--out", ""], ["--out: empty"], sbook),
+                (["grade", "--format", "json", "--out", tmp], ["--out", "is a directory"],
+                 sbook),
+                (["grade", "--format", "json", "--out", os.path.join(tmp, "missing", "g.json")],
+                 ["--out", "does not exist"], sbook),
+                (["grade", "--format", "gradescope", "--out", "/proc/x.json"],
+                 ["--out /proc/x.json", "cannot write"], sbook),
+                (["grade", "--format", "csv", "--out", a_file], ["--out", "not a grade CSV"],
+                 sbook),
+                (["grade", "--student", "a b"], ["--student", "letters"], sbook),
+                (["check"], ["exercise id is required"], sbook),
+                (["check", "99.9"], ["99.9", "unknown exercise"], sbook),
+                (["check", "03.1", "--frob"], ["unknown option '--frob'"], sbook),
+                (["release", "--autograder", os.path.join(hw.ROOT, "build", "ag")],
+                 ["--autograder", "inside it"], BOOK),
+                (["release", "--autograder", nonempty], ["--autograder", "not empty"], BOOK),
+                (["release", "--autograder", nonempty, "--force"],
+                 ["--autograder", "not an earlier autograder bundle"], BOOK),
+                (["release", "--autograder", "/proc/x"], ["--autograder /proc/x",
+                                                          "cannot write"], BOOK),
+                (["release", "--out", "x", "--autograder", "y"], ["give one"], BOOK),
                 (["grade", "--instructor", ""], ["--instructor", "not the instructor's copy"],
                  sbook),
                 (["grade", "--instructor", tmp], ["--instructor", "not the instructor's copy"],
@@ -187,13 +205,15 @@ def main():
             if ro.mounted:
                 cases += [(["release", "--out", os.path.join(ro.path, "copy")],
                            ["--out", "Read-only file system"], BOOK),
-                          (["grade", "--json", os.path.join(ro.path, "g.json")],
-                           ["--json", "Read-only file system"], sbook)]
+                          (["grade", "--format", "json", "--out",
+                            os.path.join(ro.path, "g.json")],
+                           ["--out", "Read-only file system"], sbook)]
             if full.mounted:
                 cases += [(["release", "--out", os.path.join(full.path, "a", "copy")],
                            ["--out", "No space left"], BOOK),
-                          (["grade", "--json", os.path.join(full.path, "g.json")],
-                           ["--json", "No space left"], sbook)]
+                          (["grade", "--format", "json", "--out",
+                            os.path.join(full.path, "g.json")],
+                           ["--out", "No space left"], sbook)]
             for args, names, book in cases:
                 refused(args, work, names, tmp, book)
             check(not os.path.exists(os.path.join(student, "build")),
@@ -211,7 +231,7 @@ def main():
                 hw.os.statvfs = lambda p: argparse.Namespace(f_bavail=1 << 30, f_frsize=4096)
                 try:
                     hw.cmd_release(argparse.Namespace(out=os.path.join(small.path, "a", "b"),
-                                                      force=False))
+                                                      autograder=None, force=False))
                     check(False, "a release onto a full filesystem fails")
                 except hw.UsageError as e:
                     check("No space left" in str(e) and os.listdir(small.path) == [],
@@ -224,8 +244,8 @@ def main():
 
         # The JSON of a grade is written whole or not at all.
         target = os.path.join(tmp, "grades.json")
-        hw.write_atomically(target, '{"score": 1}\n', "--json")
-        hw.write_atomically(target, '{"score": 2}\n', "--json")
+        hw.write_atomically(target, '{"score": 1}\n', "--out")
+        hw.write_atomically(target, '{"score": 2}\n', "--out")
         check(open(target).read() == '{"score": 2}\n'
               and sorted(os.listdir(tmp)).count("grades.json") == 1
               and not [f for f in os.listdir(tmp) if ".tmp-" in f],
@@ -284,7 +304,7 @@ def main():
         try:
             for out, force in ((os.path.join(tmp, "mid", "copy"), False), (student, True)):
                 try:
-                    hw.cmd_release(argparse.Namespace(out=out, force=force))
+                    hw.cmd_release(argparse.Namespace(out=out, autograder=None, force=force))
                     check(False, "the interrupt stops the release")
                 except hw.Interrupted:
                     pass

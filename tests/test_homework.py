@@ -6,7 +6,8 @@
   the marker file lists the exercises, and two releases are identical;
 - bad input: a release into a non-empty directory, grading outside a student copy, an
   unknown exercise, a bad fence: one line on stderr, exit 2, nothing written;
-- the grader's table and JSON numbers from known test results;
+- the grader's formats (Gradescope, PrairieLearn, GitHub Classroom, CSV) from known results,
+  points per test case, hidden tests reduced to their claim, a failed test's feedback;
 - hidden tests are restored from the instructor's copy exactly.
 """
 import filecmp
@@ -61,7 +62,10 @@ def main():
         check([e["id"] for e in marker["exercises"]] == list(exercises),
               "the marker file lists the exercises")
         for rel in hw.book_files(hw.ROOT):
-            if rel in files:
+            if hw.INSTRUCTOR_ONLY.fullmatch(rel):
+                check(not os.path.exists(os.path.join(a, rel)),
+                      f"{rel} (a worked solution) is not in the student copy")
+            elif rel in files:
                 text = open(os.path.join(a, rel)).read()
                 for reg in files[rel][1]:
                     if reg.kind == "solution":
@@ -124,17 +128,67 @@ def main():
         except ValueError:
             check(True, f"a bad fence is refused: {bad!r}")
 
-    # The grader's numbers: score = passed tests / tests, per exercise.
-    ex = [{"id": "01.1", "functions": []}, {"id": "02.1", "functions": []},
-          {"id": "03.1", "functions": []}]
-    labels = {"t1": ["ch01", "ex01.1"], "t2": ["ch01", "ex01.1"], "t3": ["ex02.1"],
-              "t4": ["ch03", "ex03.1"], "u": ["ch01"]}
-    results = {"t1": "passed", "t2": "failed", "t3": "passed", "t4": "failed", "u": "passed"}
-    rows = hw.grade_table(ex, results, labels)
-    check([(r["passed"], r["tests"], r["score"], r["status"]) for r in rows]
-          == [(1, 2, 0.5, "partly done"), (1, 1, 1.0, "done"), (0, 1, 0.0, "not done")],
-          "the grade table counts each exercise's tests")
-    check(rows[0]["failed_tests"] == ["t2"], "the grade table names the failed tests")
+    # The grader's numbers: points per test case, each format's fields.
+    run = {"book": "B", "student": "ada", "elapsed": 2.4, "build_ok": True, "build_message": "",
+           "broken_exercises": [], "notes": [],
+           "exercises": [{"id": "01.1", "functions": [], "tests": 2, "passed": 1, "points": 2.0,
+                          "max_points": 3.0, "status": "partly done"}],
+           "tests": [{"exercise": "01.1", "name": "01:a public claim", "claim": "a public claim",
+                      "passed": True, "hidden": False, "points": 2.0, "max_points": 2.0,
+                      "feedback": ""},
+                     {"exercise": "01.1", "name": "01:a hidden claim", "claim": "a hidden claim",
+                      "passed": False, "hidden": True, "points": 0.0, "max_points": 1.0,
+                      "feedback": ""}]}
+    gs = hw.grade_formats.gradescope(run)
+    check(gs["score"] == 2.0 and gs["execution_time"] == 2 and
+          [(t["score"], t["max_score"], t["visibility"]) for t in gs["tests"]]
+          == [(2.0, 2.0, "visible"), (0.0, 1.0, "after_published")],
+          "gradescope: score, per-test points and visibility")
+    check(gs["tests"][1]["name"] == "01.1 a hidden claim" and
+          gs["tests"][1]["output"].startswith("failed ("),
+          "gradescope: a hidden test shows its claim and pass/fail only")
+    pl = hw.grade_formats.prairielearn(run)
+    check(pl["gradable"] and abs(pl["score"] - 2 / 3) < 1e-4 and
+          [(t["points"], t["max_points"]) for t in pl["tests"]] == [(2.0, 2.0), (0.0, 1.0)],
+          "prairielearn: score in [0, 1] and points per test")
+    gc = hw.grade_formats.github_classroom(run)
+    check(gc["status"] == "fail" and gc["max_score"] == 3.0 and
+          [(t["status"], t["score"]) for t in gc["tests"]] == [("pass", 2.0), ("fail", 0.0)],
+          "github-classroom: status, max_score and tests")
+    broken = dict(run, build_ok=False, broken_exercises=["01.1"], build_message="x.cpp:1:1: error")
+    check(hw.grade_formats.prairielearn(broken)["gradable"] is False,
+          "prairielearn: gradable false when the submission does not compile")
+    old = hw.grade_formats.merged_csv("", dict(run, student="bob"))
+    both = hw.grade_formats.merged_csv(old, run)
+    again = hw.grade_formats.merged_csv(both, run)
+    check(both.splitlines()[0] == ",".join(hw.grade_formats.CSV_HEADER) and
+          both.splitlines()[1:] == ["ada,01.1,2.0,3.0,1,2,partly done",
+                                    "bob,01.1,2.0,3.0,1,2,partly done"] and again == both,
+          "csv: one row per student and exercise; a regrade replaces the student's rows")
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "tests"))
+        with open(os.path.join(tmp, hw.POINTS_FILE), "w") as f:
+            f.write('default = 2\n[tests]\n"03:the hat matrix" = 5\n')
+        check(hw.load_points(tmp) == (2.0, {"03:the hat matrix": 5.0}),
+              "points: a default and one test's own")
+        with open(os.path.join(tmp, hw.POINTS_FILE), "w") as f:
+            f.write('default = -1\n')
+        try:
+            hw.load_points(tmp)
+            check(False, "negative points are refused")
+        except hw.UsageError:
+            check(True, "negative points are refused")
+    check(hw.claim_of("03:the hat matrix is symmetric") == "the hat matrix is symmetric" and
+          hw.claim_of("lib: softmax rows sum to 1") == "softmax rows sum to 1",
+          "a test's claim is its name without the binary's prefix")
+    fb = hw.failure_feedback(
+        "[doctest] doctest version\n=====\n/r/chapters/t.cpp:20:\nTEST SUITE: ex03.1\n"
+        "TEST CASE:  c\n\n/r/chapters/t.cpp:25: ERROR: CHECK( a == b ) is NOT correct!\n"
+        "  values: CHECK( 1 == 2 )\n\n=====\n[doctest] test cases: 1 | 0 passed\n", "/r")
+    check(fb == "chapters/t.cpp:25: ERROR: CHECK( a == b ) is NOT correct!\n"
+               "  values: CHECK( 1 == 2 )", f"a failed test's feedback is its assertion and values ({fb!r})")
+    hidden = hw.hidden_test_names(files)
+    check(hidden and all(n for n in hidden), f"hidden test names are found ({len(hidden)})")
 
     print(f"{len(failures)} failures")
     return 1 if failures else 0

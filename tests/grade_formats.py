@@ -1,0 +1,151 @@
+"""The grade of one submission in the formats course tools read (used by tests/homework.py).
+
+Everything here is a pure function of one grading run, `run`, a dict:
+
+  book, student          the book's name, the student's id (a CSV column)
+  elapsed                seconds the grading took
+  build_ok               whether the submission compiled (with the stubs of files that did
+                         not, when the autograder could put them back)
+  build_message          the compiler's message when it did not ('' otherwise)
+  broken_exercises       ids of the exercises whose file did not compile
+  exercises              [{id, functions, tests, passed, points, max_points, status}]
+  tests                  [{exercise, name, claim, passed, hidden, points, max_points,
+                           feedback}] — feedback is empty for hidden tests: they show
+                           pass or fail and their claim, never an expression or a value
+
+Points come from tests/points.toml (homework.load_points): a test case is worth its points
+when it passes and 0 when it fails, so an exercise earns partial credit test by test.
+"""
+import csv
+import io
+import json
+
+
+def _r(x):
+    return round(x, 4)
+
+
+def _test_title(t):
+    return f"{t['exercise']} {t['claim']}"
+
+
+def _test_text(t):
+    if t["passed"]:
+        return "passed"
+    if t["hidden"]:
+        return "failed (a hidden test: only its claim is shown)"
+    return "failed\n" + t["feedback"] if t["feedback"] else "failed"
+
+
+def summary_text(run):
+    """The overall message: the score, then what did not compile."""
+    lines = [f"{run['book']}: {_r(sum(e['points'] for e in run['exercises']))} of "
+             f"{_r(sum(e['max_points'] for e in run['exercises']))} points"]
+    for e in run["exercises"]:
+        lines.append(f"  exercise {e['id']}: {_r(e['points'])} / {_r(e['max_points'])} "
+                     f"({e['passed']} of {e['tests']} tests passed; {e['status']})")
+    lines += [""] + run.get("notes", []) if run.get("notes") else []
+    if not run["build_ok"] or run["build_message"]:
+        lines += ["", run["build_message"].rstrip()]
+    return "\n".join(lines) + "\n"
+
+
+def gradescope(run):
+    """Gradescope's autograder results.json (score, execution_time, output, tests[])."""
+    return {
+        "score": _r(sum(t["points"] for t in run["tests"])),
+        "execution_time": int(round(run["elapsed"])),
+        "output": summary_text(run),
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [{"name": _test_title(t), "score": _r(t["points"]),
+                   "max_score": _r(t["max_points"]), "output": _test_text(t),
+                   "visibility": "after_published" if t["hidden"] else "visible"}
+                  for t in run["tests"]],
+    }
+
+
+def prairielearn(run):
+    """PrairieLearn's external-grader results.json: score in [0, 1]; gradable false when
+    the submission did not compile, so the attempt is not counted."""
+    if not run["build_ok"] or run["broken_exercises"]:
+        return {"gradable": False,
+                "message": "The submission does not compile; this attempt is not graded.",
+                "output": run["build_message"]}
+    total = sum(t["max_points"] for t in run["tests"])
+    earned = sum(t["points"] for t in run["tests"])
+    return {
+        "gradable": True,
+        "score": _r(earned / total) if total else 0.0,
+        "message": f"{_r(earned)} of {_r(total)} points",
+        "output": summary_text(run),
+        "tests": [{"name": _test_title(t), "points": _r(t["points"]),
+                   "max_points": _r(t["max_points"]),
+                   "message": "passed" if t["passed"] else "failed",
+                   "output": "" if t["passed"] else _test_text(t)}
+                  for t in run["tests"]],
+    }
+
+
+def github_classroom(run):
+    """The payload GitHub Classroom's grading reporter reads from a runner's `result`
+    output (base64 of this JSON): status, max_score, tests[{name, status, score}]."""
+    tests = [{"name": _test_title(t), "status": "pass" if t["passed"] else "fail",
+              "score": _r(t["points"]), "message": _test_text(t) if not t["passed"] else "",
+              "line_no": 0, "execution_time": ""} for t in run["tests"]]
+    status = "error" if not run["build_ok"] else \
+        "pass" if tests and all(t["status"] == "pass" for t in tests) else "fail"
+    return {"version": 1, "status": status,
+            "max_score": _r(sum(t["max_points"] for t in run["tests"])), "tests": tests}
+
+
+CSV_HEADER = ["student", "exercise", "points", "max_points", "tests_passed", "tests", "status"]
+
+
+def csv_rows(run):
+    return [[run["student"], e["id"], _r(e["points"]), _r(e["max_points"]), e["passed"],
+             e["tests"], e["status"]] for e in run["exercises"]]
+
+
+def merged_csv(old_text, run):
+    """The CSV for an LMS import: one row per student and exercise. Rows of other students
+    in `old_text` (an earlier file) are kept; this student's are replaced."""
+    rows = []
+    if old_text:
+        old = list(csv.reader(io.StringIO(old_text)))
+        if not old or old[0] != CSV_HEADER:
+            raise ValueError("is not a grade CSV of this book (its first row is not "
+                             + ",".join(CSV_HEADER) + ")")
+        rows = [r for r in old[1:] if r and r[0] != run["student"]]
+    rows += csv_rows(run)
+    rows.sort(key=lambda r: (str(r[0]), str(r[1])))
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(CSV_HEADER)
+    w.writerows(rows)
+    return out.getvalue()
+
+
+def book_json(run):
+    """The book's own record: every number above, per exercise and per test."""
+    return {"book": run["book"], "format": 2, "student": run["student"],
+            "score": _r(sum(e["points"] for e in run["exercises"])),
+            "max_score": _r(sum(e["max_points"] for e in run["exercises"])),
+            "build_ok": run["build_ok"], "build_message": run["build_message"],
+            "exercises": run["exercises"],
+            "tests": [{k: t[k] for k in ("exercise", "name", "passed", "hidden", "points",
+                                         "max_points")}
+                      | {"feedback": "" if t["hidden"] else t["feedback"]}
+                      for t in run["tests"]]}
+
+
+FORMATS = ("table", "json", "gradescope", "prairielearn", "github-classroom", "csv")
+
+
+def render(fmt, run, old_text=""):
+    """The document of format `fmt` as text (json formats end with a newline)."""
+    if fmt == "csv":
+        return merged_csv(old_text, run)
+    doc = {"json": book_json, "gradescope": gradescope, "prairielearn": prairielearn,
+           "github-classroom": github_classroom}[fmt](run)
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""End to end: the autograder bundle grades submissions as Gradescope would run it.
+
+./book release --autograder T/ag writes the bundle; T/ag/setup.sh installs nothing here (the
+packages are present) and builds the book's tests with the stubs; then T/ag/run_autograder
+--submission S --results R grades, for S:
+
+1. the instructor's files (the solutions): full marks, every test passed;
+2. nothing submitted: 0 points, each public test says which stub to write, each hidden test
+   shows pass/fail and its claim only, after the grades are published;
+3. the solutions with one file that does not compile: that exercise scores 0 with the
+   compiler's message, the others full marks, and no crash;
+4. the same in PrairieLearn's format: `gradable: false`, so the attempt is not counted.
+
+Bad input (a bundle inside the book) is refused before anything is written. The builds reuse
+the full book's objects through ccache: only the files that differ are compiled.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import homework as hw  # noqa: E402
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def grade(bundle, submission, results, *extra):
+    r = subprocess.run([os.path.join(bundle, "run_autograder"), "--submission", submission,
+                        "--results", results, *extra], capture_output=True, text=True)
+    path = os.path.join(results, "results.json")
+    doc = json.load(open(path)) if os.path.isfile(path) else None
+    if r.returncode != 0 or doc is None:
+        print(r.stdout[-3000:], r.stderr[-3000:])
+    return r, doc
+
+
+def main():
+    _, exercises = hw.scan(ROOT)
+    files = sorted({f["file"] for e in exercises.values() for f in e["functions"]})
+    with tempfile.TemporaryDirectory() as tmp:
+        inside = os.path.join(ROOT, "build", "autograder-inside")
+        r = subprocess.run([sys.executable, "-B", os.path.join(HERE, "homework.py"), "release",
+                            "--autograder", inside], capture_output=True, text=True)
+        lines = [x for x in r.stderr.splitlines() if x.strip()]
+        check(r.returncode == 2 and len(lines) == 1 and not os.path.exists(inside),
+              f"a bundle inside the book is refused in one line, exit 2 ({r.stderr.strip()})")
+
+        bundle = os.path.join(tmp, "ag")
+        r = subprocess.run([sys.executable, "-B", os.path.join(HERE, "homework.py"), "release",
+                            "--autograder", bundle], capture_output=True, text=True)
+        check(r.returncode == 0, f"release --autograder writes the bundle ({r.stderr.strip()})")
+        for name in ("setup.sh", "run_autograder"):
+            check(os.access(os.path.join(bundle, name), os.X_OK), f"{name} is executable")
+        check(not any("BEGIN SOLUTION" in open(os.path.join(bundle, "book", f)).read()
+                      for f in files), "the bundle's book holds stubs, not solutions")
+        leaked = hw.leaks(os.path.join(bundle, "book"),
+                          [x for x in hw.distinctive_lines(hw.scan(ROOT)[0])
+                           if x[1] == "solution" or x[1].startswith("worked")])
+        check(not leaked, f"no solution text in the bundle ({leaked[:2]})")
+
+        r = subprocess.run([os.path.join(bundle, "setup.sh")], capture_output=True, text=True)
+        check(r.returncode == 0, "setup.sh builds the tests with the stubs"
+              + ("" if r.returncode == 0 else f" ({r.stderr[-2000:]})"))
+        if r.returncode != 0:
+            return 1
+
+        # 1. The solutions: full marks.
+        correct = os.path.join(tmp, "correct")
+        for rel in files:  # as a student's repository, one folder down
+            dst = os.path.join(correct, "my-book", rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copyfile(os.path.join(ROOT, rel), dst)
+        r, doc = grade(bundle, correct, os.path.join(tmp, "r1"))
+        check(r.returncode == 0 and doc is not None, "a correct submission is graded")
+        if doc is None:
+            return 1
+        top = sum(t["max_score"] for t in doc["tests"])
+        check(doc["score"] == top and top > 0 and
+              all(t["score"] == t["max_score"] for t in doc["tests"]),
+              f"the solutions score full marks ({doc['score']} of {top})")
+        check(all(k in doc for k in ("score", "execution_time", "output", "tests")) and
+              all(set(t) >= {"name", "score", "max_score", "output", "visibility"}
+                  for t in doc["tests"]), "Gradescope's fields are all there")
+        ids = {t["name"].split()[0] for t in doc["tests"]}
+        check(ids == set(exercises), f"every exercise is graded ({sorted(ids)})")
+
+        # 2. Nothing submitted: the stubs, 0 points, clear messages, hidden tests quiet.
+        empty = os.path.join(tmp, "empty")
+        os.makedirs(empty)
+        r, doc = grade(bundle, empty, os.path.join(tmp, "r2"))
+        check(doc is not None and doc["score"] == 0, "the stubs score 0")
+        public = [t for t in doc["tests"] if t["visibility"] == "visible"]
+        hidden = [t for t in doc["tests"] if t["visibility"] == "after_published"]
+        check(public and all("is not done yet" in t["output"] for t in public),
+              "every public test says which exercise is not done and what to write")
+        check(hidden and all(t["output"].startswith("failed") and "CHECK" not in t["output"]
+                             and "values" not in t["output"] and len(t["output"]) < 80
+                             for t in hidden),
+              f"{len(hidden)} hidden tests show pass/fail and their claim only")
+        check("not submitted: code/src/units.cpp" in doc["output"],
+              "the output says which files were not submitted")
+
+        # 3. One file does not compile: its exercise 0 with the compiler's message.
+        broken = os.path.join(tmp, "broken")
+        shutil.copytree(os.path.join(correct, "my-book"), broken)
+        with open(os.path.join(broken, "code", "src", "units.cpp"), "a") as f:
+            f.write("\nint this_does_not_compile( {\n")
+        r, doc = grade(bundle, broken, os.path.join(tmp, "r3"))
+        check(r.returncode == 0 and doc is not None, "a submission that does not compile is "
+              "graded without a crash")
+        units = [t for t in doc["tests"] if t["name"].startswith("04.6")]
+        others = [t for t in doc["tests"] if not t["name"].startswith("04.6")]
+        check(units and all(t["score"] == 0 for t in units) and
+              any("units.cpp" in t["output"] and "error" in t["output"] for t in units),
+              "the exercise whose file does not compile scores 0 with the compiler's message")
+        check(others and all(t["score"] == t["max_score"] for t in others),
+              "the other exercises keep their full marks")
+        check("error" in doc["output"], "the overall output shows the compiler's message")
+
+        # 4. PrairieLearn: a submission that does not compile costs no attempt.
+        r, doc = grade(bundle, broken, os.path.join(tmp, "r4"), "--format", "prairielearn")
+        check(doc is not None and doc.get("gradable") is False and "error" in doc["output"],
+              "PrairieLearn: gradable false, with the compiler's message")
+        r, doc = grade(bundle, correct, os.path.join(tmp, "r5"), "--format", "prairielearn")
+        check(doc is not None and doc.get("gradable") is True and doc["score"] == 1.0,
+              "PrairieLearn: the solutions score 1")
+    print(f"{len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
