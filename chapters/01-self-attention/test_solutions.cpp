@@ -214,17 +214,6 @@ MatrixXd output(const OnlineState& s) {  // o / l, row by row
 
 // ---- 01.6 -----------------------------------------------------------------------------
 
-// The solution of the graded exercise, as in code/src/attention.cpp (its BEGIN SOLUTION
-// region); a test below checks that the two agree entry for entry.
-// [sol-01-6-causal-mask]
-Eigen::MatrixXd causal_mask(Eigen::Index n) {
-  Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
-  M.triangularView<Eigen::StrictlyUpper>().setConstant(
-      -std::numeric_limits<double>::infinity());
-  return M;
-}
-// [sol-01-6-causal-mask]
-
 // The causal mask with a large finite number instead of -inf (the wrong answer).
 MatrixXd finite_causal_mask(Index n, double big) {
   MatrixXd M = MatrixXd::Zero(n, n);
@@ -501,15 +490,6 @@ TEST_CASE("solution 01.5: the merge is stable for scores of size 1e3") {
 
 // ==== 01.6 =============================================================================
 
-TEST_CASE("solution 01.6: the written causal mask equals the library's entry for entry") {
-  for (Index n = 0; n <= 9; ++n) {
-    const MatrixXd mine = causal_mask(n), lib = attn::causal_mask(n);
-    REQUIRE(mine.rows() == lib.rows());
-    REQUIRE(mine.cols() == lib.cols());
-    CHECK((mine.array() == lib.array()).all());  // -inf == -inf and 0 == 0: exact
-  }
-}
-
 TEST_CASE("solution 01.6: a mask of -1e9 lets the future in when scores are large") {
   // Two tokens, d_k = 1: token 0 scores -3e9 against itself and 0 against token 1 (say an
   // unnormalised layer, or a logit scale that has grown in training). With -1e9 the
@@ -518,7 +498,7 @@ TEST_CASE("solution 01.6: a mask of -1e9 lets the future in when scores are larg
   const MatrixXd leaky = attn::attention_weights(Q, K, finite_causal_mask(2, 1e9));
   CHECK(leaky(0, 1) == 1.0);  // e^{-2e9} underflows to 0: all weight on the future
   CHECK(leaky(0, 0) == 0.0);
-  const MatrixXd exact = attn::attention_weights(Q, K, causal_mask(2));
+  const MatrixXd exact = attn::attention_weights(Q, K, attn::causal_mask(2));
   CHECK(exact(0, 0) == 1.0);
   CHECK(exact(0, 1) == 0.0);
   // At ordinary scores -1e9 hides the future too (e^{-1e9} is 0 in double precision).
@@ -557,7 +537,7 @@ TEST_CASE(
   const Index n = 5;
   const MatrixXd Q = attn::random_normal(n, 3, rng), K = attn::random_normal(n, 3, rng);
   MatrixXd V = attn::random_normal(n, 2, rng);
-  const MatrixXd A = attn::attention_weights(Q, K, causal_mask(n));
+  const MatrixXd A = attn::attention_weights(Q, K, attn::causal_mask(n));
   const MatrixXd before = A * V;
   V(n - 1, 0) = inf;  // the future of every row but the last
   const MatrixXd after = A * V;
@@ -566,9 +546,9 @@ TEST_CASE(
     CHECK(after(t, 1) == before(t, 1));  // the finite column is untouched, exactly
   }
   CHECK(std::isinf(after(n - 1, 0)));
-  CHECK_THROWS_AS(attn::attention(Q, K, V, causal_mask(n)), std::invalid_argument);
+  CHECK_THROWS_AS(attn::attention(Q, K, V, attn::causal_mask(n)), std::invalid_argument);
   // A huge but finite future value is harmless: 0 * 1e308 = 0, and the past is unchanged.
   V(n - 1, 0) = 1e308;
-  const MatrixXd huge = attn::attention(Q, K, V, causal_mask(n));
+  const MatrixXd huge = attn::attention(Q, K, V, attn::causal_mask(n));
   CHECK((huge.topRows(n - 1).array() == before.topRows(n - 1).array()).all());
 }

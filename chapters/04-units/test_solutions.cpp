@@ -317,17 +317,6 @@ VectorXd row_variances(const MatrixXd& X) {
   return v;
 }
 
-// ---- 04.6: the size of a unit ---------------------------------------------------------------
-
-// [sol-04-6-unit-factor]
-// The body of attn::unit_factor after its checks (code/src/units.cpp), as a function here:
-// (a A)^A (v V)^V = a^A v^V A^A V^V, each prefix raised to the exponent of its unit.
-double unit_factor_solution(int ampere_exponent, int volt_exponent, double ampere_unit,
-                            double volt_unit) {
-  return std::pow(ampere_unit, ampere_exponent) * std::pow(volt_unit, volt_exponent);
-}
-// [sol-04-6-unit-factor]
-
 }  // namespace
 
 // =============================================================================================
@@ -582,13 +571,6 @@ TEST_CASE("solution 04.5: LayerNorm's change reaches 1% at c* = 0.0468 for eps0 
 }
 
 TEST_CASE("solution 04.6: the unit factor is each prefix to its exponent, so 5 mV/mA = 5 ohm") {
-  // The copy here equals the library's function on a grid of units and exponents, bit for
-  // bit (the same two pow calls and one product).
-  for (const int A : {-2, -1, 0, 1, 2, 3})
-    for (const int V : {-2, -1, 0, 1, 2})
-      for (const double a : {1e-6, 1e-3, 0.5, 1.0, 1e3})
-        for (const double v : {1e-3, 1.0, 7.5, 1e6})
-          CHECK(unit_factor_solution(A, V, a, v) == attn::unit_factor(A, V, a, v));
   // 5 mV/mA: A^-1 V with a = v = 1e-3, factor (1e-3)^-1 (1e-3)^1 = 1, up to the rounding of
   // 1e-3 and of pow.
   CHECK(attn::unit_factor(-1, 1, 1e-3, 1e-3) == doctest::Approx(1.0).epsilon(4 * eps));

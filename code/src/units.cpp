@@ -16,8 +16,10 @@ double unit_factor(int ampere_exponent, int volt_exponent, double ampere_unit,
                                 std::to_string(ampere_unit) + " A and " +
                                 std::to_string(volt_unit) + " V)");
   // BEGIN SOLUTION 04.6 unused(ampere_exponent, volt_exponent)
+  // [unit-factor]
   // (a A)^A (v V)^V = a^A v^V A^A V^V: the prefix of each unit raised to its exponent.
   return std::pow(ampere_unit, ampere_exponent) * std::pow(volt_unit, volt_exponent);
+  // [unit-factor]
   // END SOLUTION
 }
 
