@@ -946,39 +946,49 @@ def claim_of(test_name):
 
 def failure_feedback(output, root):
     """What a failed test printed that helps: doctest's failing assertions with their values,
-    or the exception; paths relative to the book; at most 30 lines."""
+    or the exception, or a script's FAIL lines; paths relative to the book; a block repeated
+    (a check in a loop) once; at most 30 lines."""
     lines = []
     for line in output.replace(root.rstrip("/") + "/", "").splitlines():
         s = line.strip()
-        if (s.startswith("[doctest]") or (s and set(s) <= set("="))
-                or s.startswith(("TEST SUITE:", "TEST CASE:"))
-                or re.fullmatch(r"\S+:\d+:", s)):
+        if (s.startswith(("[doctest]", "ok   ", "skip: ", "TEST SUITE:", "TEST CASE:"))
+                or (s and set(s) <= set("=")) or re.fullmatch(r"\S+:\d+:", s)):
             continue
+        line = re.sub(r"^(\s*)(?:\.\./)+", r"\1", line.rstrip())  # ../../chapters/...
         if s or (lines and lines[-1]):
-            lines.append(line.rstrip())
-    while lines and not lines[-1]:
-        lines.pop()
+            lines.append(line)
+    blocks, seen = [], set()
+    for block in "\n".join(lines).strip("\n").split("\n\n"):
+        if block not in seen:
+            seen.add(block)
+            blocks.append(block)
+    lines = "\n\n".join(blocks).split("\n") if blocks else []
     return "\n".join(lines[:30] + (["..."] if len(lines) > 30 else []))
 
 
-COMPILER_ERROR = re.compile(r"^(?:\.\./)*(\S+?\.(?:cpp|hpp|h)):\d+:\d+: (?:fatal )?error:")
+COMPILER_ERROR = re.compile(r"^(\S+?\.(?:cpp|hpp|h)):\d+:\d+: (?:fatal )?error:")
+# What gcc says about a file: diagnostics, the context lines before them, the quoted source
+# with its carets (not the build tool's lines or the compile command).
+DIAGNOSTIC = re.compile(r"^(\S+?:\d+:\d+: |\S+?: In |In file included from |\s+from |"
+                        r"\s*\d*\s*\|)")
 
 
 def compiler_message(log, src, limit=40):
     """The compiler's errors in `log`, paths relative to the copy, and the files they are in."""
     with open(log, encoding="utf-8", errors="replace") as f:
         text = f.read().replace(src.rstrip("/") + "/", "")
-    lines = text.splitlines()
     files, keep = [], []
-    for i, line in enumerate(lines):
+    for line in text.splitlines():
+        line = re.sub(r"^(\s*(?:In file included )?(?:from )?)(?:\.\./)+", r"\1", line)
         m = COMPILER_ERROR.match(line)
-        if m:
-            if m.group(1) not in files:
-                files.append(m.group(1))
-            keep += lines[max(0, i - 1):i + 4] + [""]
-    if not keep:  # a link error or another failure: the end of the log
+        if m and m.group(1) not in files:
+            files.append(m.group(1))
+        if DIAGNOSTIC.match(line):
+            keep.append(line.rstrip())
+    if not any(COMPILER_ERROR.match(line) for line in keep):  # a link error, or another
+        lines = text.splitlines()
         keep = [line for line in lines if "error" in line.lower()][-limit:] or lines[-limit:]
-    return "\n".join(keep[:limit]).rstrip() + "\n", files
+    return "\n".join(keep[:limit] + (["..."] if len(keep) > limit else [])) + "\n", files
 
 
 def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, book_root=None):
