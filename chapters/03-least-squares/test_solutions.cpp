@@ -232,7 +232,7 @@ TEST_SUITE("ch03") {
   TEST_CASE("solution 03.2: the step matrix contracts exactly when eta < 2/lambda_max^2") {
     // The eigenvalues of I - eta X^T X are 1 - eta lambda_i^2; its spectral radius is
     // max(|1 - eta lambda_min^2|, |1 - eta lambda_max^2|), below 1 just under
-    // 2/lambda_max^2, equal to 1 - 2/kappa^2 ... at 1/lambda_max^2, above 1 just over.
+    // 2/lambda_max^2 (at 1/lambda_max^2 it is 1 - 1/kappa^2), and above 1 just over it.
     attn::Rng rng(3201);
     const MatrixXd X = samples(100, 10, rng);
     const VectorXd sv = attn::singular_values(X);
