@@ -33,22 +33,6 @@ using namespace ch03_test;
 
 namespace {
 
-// The solution of 03.1 as the library has it (code/src/least_squares.cpp, hat_matrix), with
-// the library's private helper thin_q written out; a test below checks that the two agree bit
-// for bit.
-// [sol-03-1-hat-matrix]
-MatrixXd hat_matrix(const Eigen::Ref<const MatrixXd>& X) {
-  attn::require_full_column_rank(X);
-  const Eigen::HouseholderQR<MatrixXd> qr(X);
-  // Q_1: the first d columns of Q, the product of the Householder reflections.
-  const MatrixXd Q1 = qr.householderQ() * MatrixXd::Identity(X.rows(), X.cols());
-  // H = Q_1 Q_1^T, accumulated in the lower triangle and mirrored: exactly symmetric.
-  MatrixXd H = MatrixXd::Zero(X.rows(), X.rows());
-  H.selfadjointView<Eigen::Lower>().rankUpdate(Q1);
-  return H.selfadjointView<Eigen::Lower>();
-}
-// [sol-03-1-hat-matrix]
-
 // The triangular factor T of X = Q_1 T (d x d, upper triangular).
 MatrixXd triangular_factor(const MatrixXd& X) {
   const Eigen::HouseholderQR<MatrixXd> qr(X);
@@ -101,15 +85,6 @@ double softmax_dw_v(const attn::AttentionRegressor& p, const MatrixXd& X, const 
 
 TEST_SUITE("ch03") {
   // ---- 03.1 -------------------------------------------------------------------------------
-
-  TEST_CASE("solution 03.1: the quoted hat_matrix is the library's, bit for bit") {
-    attn::Rng rng(3101);
-    for (const auto [n, d] : shapes) {
-      const MatrixXd X = samples(n, d, rng);
-      CHECK(hat_matrix(X) == attn::hat_matrix(X));
-    }
-    CHECK_THROWS_AS(hat_matrix(MatrixXd::Ones(5, 2)), std::invalid_argument);  // rank 1
-  }
 
   TEST_CASE("solution 03.1: T^T T = X^T X to c eps |X|^2 whatever kappa(X)") {
     // [sol-03-1-test]

@@ -121,11 +121,13 @@ VectorXd least_squares_normal_equations(const Eigen::Ref<const MatrixXd>& X,
 MatrixXd hat_matrix(const Eigen::Ref<const MatrixXd>& X) {
   require_full_column_rank(X);
   // BEGIN SOLUTION 03.1
+  // [hat-matrix]
   const MatrixXd Q1 = thin_q(Eigen::HouseholderQR<MatrixXd>(X));
   // H = Q_1 Q_1^T, accumulated in the lower triangle and mirrored: exactly symmetric.
   MatrixXd H = MatrixXd::Zero(X.rows(), X.rows());
   H.selfadjointView<Eigen::Lower>().rankUpdate(Q1);
   return H.selfadjointView<Eigen::Lower>();
+  // [hat-matrix]
   // END SOLUTION
 }
 
