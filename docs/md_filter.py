@@ -591,15 +591,15 @@ def solution_links(path, text):
     nn = os.path.basename(here)[:2]
     if os.path.basename(path) == "README.md" and os.path.isfile(
             os.path.join(here, "solutions.md")):
-        note = ('<p class="instructors-only">Instructors: the worked solutions of these '
-                'exercises are on \\subpage sol%s (in the instructor\'s copy only).</p>\n\n'
+        note = ('<div class="instructors-only">Instructors: the worked solutions of these '
+                'exercises are on \\subpage sol%s (in the instructor\'s copy only).</div>\n\n'
                 % nn)
         return re.sub(r"^## References", lambda m: note + m.group(0), text, count=1,
                       flags=re.M)
     if os.path.basename(path) == "solutions.md":
         lines = text.split("\n")
-        banner = ('<p class="instructors-only">Instructors only · \\ref ch%s "← Chapter %s"'
-                  '</p>' % (nn, int(nn)))
+        banner = ('<div class="instructors-only">Instructors only · \\ref ch%s "← Chapter %s"'
+                  '</div>' % (nn, int(nn)))
         if len(lines) > 2 and not lines[1].strip():
             lines[1] = banner
             return "\n".join(lines)
