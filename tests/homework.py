@@ -502,7 +502,7 @@ with the hidden tests kept (`book/`, no solution), the exercises' stubs (`stubs/
 **Gradescope.** Zip the *contents* of this directory (`cd DIR && zip -qr ../autograder.zip .`)
 and upload it as a programming assignment's autograder; choose the Ubuntu 24.04 base image
 (CMake 3.25 or newer is needed). Students submit the files below, alone or inside their copy of
-the book (a file is found by its path, e.g. `code/src/attention.cpp`, or by its name). A file
+the book (a file is found by its path, e.g. `code/src/causal_mask.cpp`, or by its name). A file
 they do not submit is graded as its stub (0 points for its exercise); a file that does not
 compile is replaced by its stub and its exercise scores 0 with the compiler's message.
 

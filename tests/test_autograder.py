@@ -116,13 +116,13 @@ def main():
                              and "values" not in t["output"] and len(t["output"]) < 80
                              for t in hidden),
               f"{len(hidden)} hidden tests show pass/fail and their claim only")
-        check("not submitted: code/src/units.cpp" in doc["output"],
+        check("not submitted: code/src/unit_factor.cpp" in doc["output"],
               "the output says which files were not submitted")
 
         # 3. One file does not compile: its exercise 0 with the compiler's message.
         broken = os.path.join(tmp, "broken")
         shutil.copytree(os.path.join(correct, "my-book"), broken)
-        with open(os.path.join(broken, "code", "src", "units.cpp"), "a") as f:
+        with open(os.path.join(broken, "code", "src", "unit_factor.cpp"), "a") as f:
             f.write("\nint this_does_not_compile( {\n")
         r, doc = grade(bundle, broken, os.path.join(tmp, "r3"))
         check(r.returncode == 0 and doc is not None, "a submission that does not compile is "
@@ -130,7 +130,7 @@ def main():
         units = [t for t in doc["tests"] if t["name"].startswith("04.6")]
         others = [t for t in doc["tests"] if not t["name"].startswith("04.6")]
         check(units and all(t["score"] == 0 for t in units) and
-              any("units.cpp" in t["output"] and "error" in t["output"] for t in units),
+              any("unit_factor.cpp" in t["output"] and "error" in t["output"] for t in units),
               "the exercise whose file does not compile scores 0 with the compiler's message")
         check(others and all(t["score"] == t["max_score"] for t in others),
               "the other exercises keep their full marks")

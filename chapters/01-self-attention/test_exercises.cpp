@@ -1,5 +1,5 @@
 // Chapter 01 — tests of exercise 01.6 (the causal mask, attn::causal_mask in
-// code/src/attention.cpp). Run them with `ctest -L ex01.6`.
+// code/src/causal_mask.cpp). Run them with `ctest -L ex01.6`.
 
 #include <doctest/doctest.h>
 

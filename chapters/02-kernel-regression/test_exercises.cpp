@@ -1,5 +1,5 @@
 // Chapter 02 — tests of exercise 02.6 (leave-one-out predictions, attn::nw_loo_predictions in
-// code/src/kernel_regression.cpp). Run them with `ctest -L ex02.6`.
+// code/src/nw_loo_predictions.cpp). Run them with `ctest -L ex02.6`.
 
 #include <doctest/doctest.h>
 

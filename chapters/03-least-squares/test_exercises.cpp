@@ -1,5 +1,5 @@
 // Chapter 03 — tests of exercise 03.1 (the hat matrix, attn::hat_matrix in
-// code/src/least_squares.cpp). Run them with `ctest -L ex03.1`.
+// code/src/hat_matrix.cpp). Run them with `ctest -L ex03.1`.
 
 #include <doctest/doctest.h>
 

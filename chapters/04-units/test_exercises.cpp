@@ -1,5 +1,5 @@
 // Chapter 04 — tests of exercise 04.6 (the size of a unit, attn::unit_factor in
-// code/src/units.cpp, which attn::from_units and attn::in_units use). Run them with
+// code/src/unit_factor.cpp, which attn::from_units and attn::in_units use). Run them with
 // `ctest -L ex04.6`.
 
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
 // Chapter 05 — tests of exercise 05.6 (the exp-limit feature map, attn::exp_limit_features
-// in code/src/feature_maps.cpp). Run them with `ctest -L ex05.6`.
+// in code/src/exp_limit_features.cpp). Run them with `ctest -L ex05.6`.
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // Chapter 06 — tests of exercise 06.6 (the equivariance check, attn::equivariance_residual in
-// code/src/transformer_block.cpp). Run them with `ctest -L ex06.6`.
+// code/src/equivariance_residual.cpp). Run them with `ctest -L ex06.6`.
 
 #include <doctest/doctest.h>
 

@@ -19,17 +19,6 @@ const char* to_string(Normalisation h) {
   return h == Normalisation::identity ? "identity" : "softmax";
 }
 
-Eigen::MatrixXd causal_mask(Eigen::Index n) {
-  // BEGIN SOLUTION 01.6 unused(n)
-  // [causal-mask]
-  Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
-  M.triangularView<Eigen::StrictlyUpper>().setConstant(
-      -std::numeric_limits<double>::infinity());
-  return M;
-  // [causal-mask]
-  // END SOLUTION
-}
-
 Eigen::MatrixXd attention_weights(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                   const Eigen::Ref<const Eigen::MatrixXd>& K,
                                   const Eigen::Ref<const Eigen::MatrixXd>& mask) {

@@ -6,11 +6,13 @@
 
 #include "attn/exercise.hpp"
 #include "common.hpp"
+#include "tensor_power.hpp"
 
 namespace attn {
 
 namespace {
 
+using detail::next_power;
 using detail::number;
 using Eigen::Index;
 using Eigen::MatrixXd;
@@ -24,15 +26,6 @@ std::string bytes(double b) {
   return number(b / gib, "%.2g") + " GiB";
 }
 
-// The next tensor power, row by row: from Y (n x c) and Z (n x d) the n x cd matrix with
-// column i d + j equal to Y(:, i) * Z(:, j).
-MatrixXd next_power(const MatrixXd& Y, const Eigen::Ref<const MatrixXd>& Z) {
-  const Index d = Z.cols();
-  MatrixXd out(Y.rows(), Y.cols() * d);
-  for (Index i = 0; i < Y.cols(); ++i)
-    for (Index j = 0; j < d; ++j) out.col(i * d + j) = Y.col(i).cwiseProduct(Z.col(j));
-  return out;
-}
 
 }  // namespace
 
@@ -94,27 +87,6 @@ MatrixXd taylor_features(const Eigen::Ref<const MatrixXd>& X, int p, double limi
   }
   // [taylor-features]
   return phi;
-}
-
-MatrixXd exp_limit_features(const Eigen::Ref<const MatrixXd>& X, int p,
-                            double limit_bytes) {
-  if (p < 1)
-    throw std::invalid_argument("exp_limit_features: power p = " + std::to_string(p) +
-                                " < 1");
-  const Index d = X.cols();
-  check_feature_size("the exp-limit map of power " + std::to_string(p) +
-                         " in d_k = " + std::to_string(d),
-                     X.rows(), exp_limit_feature_dim(d, p), limit_bytes);
-  // BEGIN SOLUTION 05.6
-  // [exp-limit-features]
-  MatrixXd Z(X.rows(), d + 1);  // rows [1, x / sqrt(p)]
-  Z.col(0).setOnes();
-  Z.rightCols(d) = X / std::sqrt(static_cast<double>(p));
-  MatrixXd psi = Z;
-  for (int l = 1; l < p; ++l) psi = next_power(psi, Z);  // p-fold tensor power of Z rows
-  // [exp-limit-features]
-  return psi;
-  // END SOLUTION
 }
 
 MatrixXd gaussian_directions(Index r, Index d, Rng& rng) {

@@ -8,12 +8,14 @@
 #include "attn/exercise.hpp"
 #include "attn/softmax.hpp"
 #include "common.hpp"
+#include "kernel_checks.hpp"
 
 namespace attn {
 
 namespace {
 
 using detail::inf;
+using detail::check_rows_have_keys;
 using detail::number;
 
 void check_bandwidth(const char* where, double h) {
@@ -34,37 +36,6 @@ void check_points(const char* where, const Eigen::Ref<const Eigen::MatrixXd>& Q,
     throw std::invalid_argument(std::string(where) + ": a point is NaN or infinite");
 }
 
-std::string point_text(const Eigen::Ref<const Eigen::MatrixXd>& P, Eigen::Index i) {
-  std::string text = "[";
-  for (Eigen::Index j = 0; j < P.cols(); ++j) {
-    if (j > 0) text += ", ";
-    text += number(P(i, j), "%.6g");
-  }
-  return text + "]";
-}
-
-// Throws the 0/0 error for the first row of L with no finite logit.
-void check_rows_have_keys(const char* where, const Eigen::MatrixXd& L,
-                          const Eigen::Ref<const Eigen::MatrixXd>& Q, Kernel kernel,
-                          double h, const char* what) {
-  const Eigen::VectorXd m = L.rowwise().maxCoeff();
-  for (Eigen::Index i = 0; i < L.rows(); ++i)
-    if (m(i) == -inf) {
-      const char* other = what[0] == 'q' ? "key" : "other point";
-      if (kernel == Kernel::gaussian)  // only when (distance / h)^2 overflows a double
-        throw std::domain_error(
-            std::string(where) + ": " + what + " " + std::to_string(i) +
-            " (x = " + point_text(Q, i) +
-            "): every Gaussian kernel value underflows to 0 at h = " + number(h) +
-            ", so its estimate would be 0/0; use a larger h");
-      throw std::domain_error(std::string(where) + ": " + what + " " + std::to_string(i) +
-                              " (x = " + point_text(Q, i) + ") has no " + other +
-                              " within the " + kernel_name(kernel) +
-                              " kernel's bandwidth h = " + number(h) +
-                              ", so its estimate would be 0/0; use a larger h or the "
-                              "Gaussian kernel");
-    }
-}
 
 // D / h^2 entrywise. When h^2 underflows (or 1/h^2 overflows) it is computed as
 // (sqrt(D) / h)^2 instead, so that D = 0 gives 0 rather than 0/0.
@@ -194,27 +165,6 @@ Eigen::MatrixXd gaussian_attention_logits(const Eigen::Ref<const Eigen::MatrixXd
       -X.rowwise().squaredNorm().transpose() / (2 * h * h);
   return (Q * X.transpose() / (h * h)).rowwise() + key_bias;
   // [bridge]
-}
-
-Eigen::MatrixXd nw_loo_predictions(const Eigen::Ref<const Eigen::MatrixXd>& X,
-                                   const Eigen::Ref<const Eigen::MatrixXd>& Y,
-                                   Kernel kernel, double h) {
-  if (X.rows() < 2)
-    throw std::invalid_argument("nw_loo_predictions: needs at least 2 points");
-  if (Y.rows() != X.rows())
-    throw std::invalid_argument("nw_loo_predictions: " + std::to_string(X.rows()) +
-                                " points but " + std::to_string(Y.rows()) +
-                                " value rows");
-  // BEGIN SOLUTION 02.6 unused(kernel, h)
-  // [loo]
-  // One kernel matrix; point i's own term K(x_i, x_i) is masked out of numerator and
-  // denominator (logit -inf), which is what refitting without point i would compute.
-  Eigen::MatrixXd L = kernel_logits(X, X, kernel, h);
-  L.diagonal().setConstant(-inf);
-  check_rows_have_keys("nw_loo_predictions", L, X, kernel, h, "point");
-  return softmax_rows(L) * Y;
-  // [loo]
-  // END SOLUTION
 }
 
 double nw_loo_cv(const Eigen::Ref<const Eigen::MatrixXd>& X,

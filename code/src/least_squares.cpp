@@ -9,6 +9,7 @@
 #include "attn/exercise.hpp"
 #include "attn/svd.hpp"
 #include "common.hpp"
+#include "thin_q.hpp"
 
 namespace attn {
 
@@ -16,6 +17,7 @@ namespace {
 
 using detail::require;
 using detail::shape;
+using detail::thin_q;
 
 using Eigen::Index;
 using Eigen::MatrixXd;
@@ -68,11 +70,6 @@ ThinSvd checked_thin_svd(const Eigen::Ref<const MatrixXd>& X) {
   return svd;
 }
 
-// The n x d factor Q_1 of the thin QR factorisation X = Q_1 T.
-MatrixXd thin_q(const Eigen::HouseholderQR<MatrixXd>& qr) {
-  const Index n = qr.matrixQR().rows(), d = qr.matrixQR().cols();
-  return qr.householderQ() * MatrixXd::Identity(n, d);
-}
 
 }  // namespace
 
@@ -116,19 +113,6 @@ VectorXd least_squares_normal_equations(const Eigen::Ref<const MatrixXd>& X,
               number(std::pow(condition_number(X), 2)) +
               " is near 1/eps); use least_squares_qr");
   return chol.solve(X.transpose() * Y);
-}
-
-MatrixXd hat_matrix(const Eigen::Ref<const MatrixXd>& X) {
-  require_full_column_rank(X);
-  // BEGIN SOLUTION 03.1
-  // [hat-matrix]
-  const MatrixXd Q1 = thin_q(Eigen::HouseholderQR<MatrixXd>(X));
-  // H = Q_1 Q_1^T, accumulated in the lower triangle and mirrored: exactly symmetric.
-  MatrixXd H = MatrixXd::Zero(X.rows(), X.rows());
-  H.selfadjointView<Eigen::Lower>().rankUpdate(Q1);
-  return H.selfadjointView<Eigen::Lower>();
-  // [hat-matrix]
-  // END SOLUTION
 }
 
 MatrixXd whitening_map(const Eigen::Ref<const MatrixXd>& X) {

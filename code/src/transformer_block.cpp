@@ -218,19 +218,6 @@ Eigen::MatrixXd mean_pool(const Eigen::Ref<const Eigen::MatrixXd>& X) {
   return X.colwise().sum() / static_cast<double>(X.rows());
 }
 
-double equivariance_residual(const TokenMap& f,
-                             const Eigen::Ref<const Eigen::MatrixXd>& X,
-                             const Permutation& perm) {
-  // BEGIN SOLUTION 06.6 unused(f, X, perm)
-  // [equivariance-residual]
-  const Eigen::MatrixXd Y = f(X);
-  const Eigen::MatrixXd diff = f(permute_rows(X, perm)) - permute_rows(Y, perm);
-  const double scale = Y.lpNorm<Eigen::Infinity>();
-  return diff.lpNorm<Eigen::Infinity>() / (scale > 0 ? scale : 1.0);
-  // [equivariance-residual]
-  // END SOLUTION
-}
-
 double invariance_residual(const TokenMap& f, const Eigen::Ref<const Eigen::MatrixXd>& X,
                            const Permutation& perm) {
   const Eigen::MatrixXd Y = f(X);

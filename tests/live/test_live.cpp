@@ -19,7 +19,7 @@ live::Figure echo_sum(const live::Params& p) {
   return f;
 }
 live::Figure stub(const live::Params&) {
-  throw attn::exercise_not_done("01.6", "causal_mask", "code/src/attention.cpp");
+  throw attn::exercise_not_done("01.6", "causal_mask", "code/src/causal_mask.cpp");
 }
 const bool added = live::add("test_echo_sum", echo_sum) && live::add("test_stub", stub);
 
@@ -92,7 +92,7 @@ TEST_CASE("live::compute returns a figure's JSON, or its error as a message") {
   // a student copy: the figure says which exercise it waits for
   CHECK(live::compute("test_stub", "") ==
         "{\"error\":\"exercise 01.6 is not done yet: write causal_mask in "
-        "code/src/attention.cpp\",\"exercise\":\"01.6\"}");
+        "code/src/causal_mask.cpp\",\"exercise\":\"01.6\"}");
   const auto names = live::names();
   CHECK(std::find(names.begin(), names.end(), "test_echo_sum") != names.end());
 }
