@@ -3,8 +3,15 @@
 
 usage (normally through ./book):
   homework.py release --out DIR [--force]          write the student copy of this book
-  homework.py grade [--exercise ID] [--json FILE] [--instructor DIR]
-                                                   grade a student copy (run inside one)
+  homework.py release --autograder DIR [--force]   write the autograder bundle (Gradescope,
+                                                   PrairieLearn): setup.sh, run_autograder
+  homework.py grade [--exercise ID] [--format F] [--out FILE] [--student ID] [--instructor DIR]
+                                                   grade a student copy (run inside one);
+                                                   F: table, json, gradescope, prairielearn,
+                                                   github-classroom, csv (tests/grade_formats.py)
+  homework.py check ID...                          one exercise's public tests, claim by claim
+  homework.py autograde --source DIR [--submission DIR] [--results DIR] [--prepare]
+                                                   (run_autograder, setup.sh) grade a submission
   homework.py validate [--full-tests-passed]       the instructor's check, both directions
   homework.py list                                 the exercises and their files
   homework.py leak-test                            a release into a temporary directory
