@@ -40,6 +40,10 @@ Eigen::MatrixXd attention_weights(const Eigen::Ref<const Eigen::MatrixXd>& Q,
 /// \times d_v \f$), so it lies in their convex hull. `mask` as in attention_weights().
 /// The fast forms attention_row_blocks() and tiled_attention() compute the same numbers
 /// without the \f$ n_q \times n_k \f$ matrix, and are tested equal to this one.
+/// It runs on the caller's thread alone: it is the formula as written, two whole matrix
+/// products, and cutting them into blocks of rows for threads would make it one of the fast
+/// forms (Eigen may sum a smaller product in another order, so its last bits would move);
+/// the fast forms split their blocks over the cores.
 /// \throws std::invalid_argument as attention_weights(), or if \f$ V \f$ does not have
 ///         one finite row per key.
 Eigen::MatrixXd attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,

@@ -16,6 +16,11 @@
 
 namespace attn {
 
+/// \brief The default thread count of the fast forward forms: the number of cores,
+/// `std::thread::hardware_concurrency()`, or 1 when it is unknown (and in a WebAssembly
+/// build without threads).
+int available_threads();
+
 /// \brief Softmax attention a block of queries at a time: the same numbers as attention()
 /// up to rounding, without the \f$ n_q \times n_k \f$ matrix of weights.
 ///
@@ -31,12 +36,18 @@ namespace attn {
 /// \param V values, \f$ n_k \times d_v \f$.
 /// \param masking Masking::causal lets query \f$ i \f$ see keys \f$ j \le i \f$ only
 ///        (needs \f$ n_q = n_k \f$).
+/// \param threads threads to share the blocks of queries (available_threads() by default;
+///        at most one per block, so fewer queries than one block run on the caller's thread
+///        alone). Each output row is computed by one thread with the same operations in the
+///        same order, so the result is bit-identical for every thread count.
 /// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry of
-///         \f$ Q, K, V \f$, or a score that overflows.
+///         \f$ Q, K, V \f$, a score that overflows (the same error, naming the same first
+///         row, for every thread count), or `threads` below 1.
 Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                      const Eigen::Ref<const Eigen::MatrixXd>& K,
                                      const Eigen::Ref<const Eigen::MatrixXd>& V,
-                                     Masking masking = Masking::none);
+                                     Masking masking = Masking::none,
+                                     int threads = available_threads());
 
 /// \brief Tile sizes of tiled_attention(): queries per tile and keys per tile.
 struct AttentionTiles {
@@ -65,13 +76,19 @@ struct AttentionTiles {
 /// \param masking Masking::causal lets query \f$ i \f$ see keys \f$ j \le i \f$ only (needs
 ///        \f$ n_q = n_k \f$); key tiles entirely after a query tile are skipped.
 /// \param tiles queries and keys per tile (AttentionTiles; 64 and 256 by default).
+/// \param threads threads to share the tiles of queries (available_threads() by default;
+///        at most one per tile, so fewer queries than one tile run on the caller's thread
+///        alone). Each output row is computed by one thread with the same operations in the
+///        same order, so the result is bit-identical for every thread count.
 /// \throws std::invalid_argument on mismatched shapes, tile sizes below 1, a NaN or
-///         infinite entry of \f$ Q, K, V \f$, or a score that overflows.
+///         infinite entry of \f$ Q, K, V \f$, a score that overflows (the same error,
+///         naming the same first row, for every thread count), or `threads` below 1.
 Eigen::MatrixXd tiled_attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                 const Eigen::Ref<const Eigen::MatrixXd>& K,
                                 const Eigen::Ref<const Eigen::MatrixXd>& V,
                                 Masking masking = Masking::none,
-                                AttentionTiles tiles = {});
+                                AttentionTiles tiles = {},
+                                int threads = available_threads());
 
 /// \brief Gradients of a scalar loss \f$ L \f$ with respect to \f$ Q, K, V \f$.
 struct AttentionGradients {

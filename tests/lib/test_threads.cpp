@@ -1,0 +1,189 @@
+// Library tests: the fast forward forms split their blocks of queries over threads, and
+// every thread count gives the same bits and the same errors as one thread.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attn/attention.hpp"
+#include "attn/random.hpp"
+#include "attn/tiled_attention.hpp"
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+
+namespace {
+
+const int thread_counts[] = {2, 3, 7};
+
+// Entries that differ, compared with == (bit-identical up to the sign of zero, which the
+// kernels never produce differently: they divide by a sum >= 1).
+Index differing(const MatrixXd& A, const MatrixXd& B) {
+  REQUIRE(A.rows() == B.rows());
+  REQUIRE(A.cols() == B.cols());
+  return (A.array() != B.array()).count();
+}
+
+struct Shape {
+  Index nq, nk, d, dv;
+};
+
+// Rows per block: attention_row_block(nk) is 128 for up to 1024 keys, 32 from 4096 on;
+// tiled_attention's default tile is 64 queries. The shapes cover fewer queries than one
+// block, exact multiples of it, a ragged last block, more blocks than threads, and (the
+// last) 32-query blocks for 4096 keys.
+const Shape shapes[] = {{5, 9, 3, 2},     {20, 20, 4, 4},  {128, 128, 8, 3},
+                        {300, 300, 6, 5}, {257, 90, 4, 7}, {1000, 1000, 16, 16},
+                        {70, 4096, 8, 4}};
+
+// The error message that f (a call that must throw std::invalid_argument) gives.
+template <class F>
+std::string message_of(F f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  FAIL("no std::invalid_argument thrown");
+  return "";
+}
+
+}  // namespace
+
+TEST_SUITE("lib") {
+  TEST_CASE("available_threads is the core count, at least 1") {
+    CHECK(attn::available_threads() ==
+          static_cast<int>(std::max(1U, std::thread::hardware_concurrency())));
+    CHECK(attn::available_threads() >= 1);
+  }
+
+  TEST_CASE("attention_row_blocks gives the same bits on 1, 2, 3 and 7 threads") {
+    attn::Rng rng(21);
+    for (const Shape& s : shapes)
+      for (const auto masking : {attn::Masking::none, attn::Masking::causal}) {
+        if (masking == attn::Masking::causal && s.nq != s.nk) continue;
+        CAPTURE(s.nq);
+        CAPTURE(s.nk);
+        CAPTURE(static_cast<int>(masking));
+        const MatrixXd Q = attn::random_normal(s.nq, s.d, rng);
+        const MatrixXd K = attn::random_normal(s.nk, s.d, rng);
+        const MatrixXd V = attn::random_normal(s.nk, s.dv, rng);
+        const MatrixXd one = attn::attention_row_blocks(Q, K, V, masking, 1);
+        // Not vacuous: the one-thread result is attention itself (to rounding: 1e-12 is
+        // far above the few ulps the fast exponential and the blocking change, and far
+        // below any missing or misplaced block).
+        const MatrixXd mask =
+            masking == attn::Masking::causal ? attn::causal_mask(s.nq) : MatrixXd();
+        CHECK((one - attn::attention(Q, K, V, mask)).cwiseAbs().maxCoeff() <= 1e-12);
+        for (const int t : thread_counts) {
+          CAPTURE(t);
+          CHECK(differing(attn::attention_row_blocks(Q, K, V, masking, t), one) == 0);
+        }
+      }
+  }
+
+  TEST_CASE("tiled_attention gives the same bits on 1, 2, 3 and 7 threads") {
+    attn::Rng rng(22);
+    // The default tiles (64 x 256) and small ones, so that small shapes have many tiles
+    // of queries (and tiles of keys that do not divide n).
+    const attn::AttentionTiles tiles[] = {{}, {8, 5}, {16, 33}};
+    for (const Shape& s : shapes)
+      for (const auto masking : {attn::Masking::none, attn::Masking::causal})
+        for (const attn::AttentionTiles& tile : tiles) {
+          if (masking == attn::Masking::causal && s.nq != s.nk) continue;
+          CAPTURE(s.nq);
+          CAPTURE(s.nk);
+          CAPTURE(static_cast<int>(masking));
+          CAPTURE(tile.queries);
+          const MatrixXd Q = attn::random_normal(s.nq, s.d, rng);
+          const MatrixXd K = attn::random_normal(s.nk, s.d, rng);
+          const MatrixXd V = attn::random_normal(s.nk, s.dv, rng);
+          const MatrixXd one = attn::tiled_attention(Q, K, V, masking, tile, 1);
+          const MatrixXd mask =
+              masking == attn::Masking::causal ? attn::causal_mask(s.nq) : MatrixXd();
+          CHECK((one - attn::attention(Q, K, V, mask)).cwiseAbs().maxCoeff() <= 1e-12);
+          for (const int t : thread_counts) {
+            CAPTURE(t);
+            CHECK(differing(attn::tiled_attention(Q, K, V, masking, tile, t), one) == 0);
+          }
+        }
+  }
+
+  TEST_CASE("the default thread count gives the same bits as one thread") {
+    attn::Rng rng(23);
+    const MatrixXd Q = attn::random_normal(700, 8, rng),
+                   K = attn::random_normal(700, 8, rng);
+    const MatrixXd V = attn::random_normal(700, 8, rng);
+    CHECK(differing(attn::attention_row_blocks(Q, K, V),
+                    attn::attention_row_blocks(Q, K, V, attn::Masking::none, 1)) == 0);
+    CHECK(differing(attn::tiled_attention(Q, K, V, attn::Masking::causal),
+                    attn::tiled_attention(Q, K, V, attn::Masking::causal, {}, 1)) == 0);
+  }
+
+  TEST_CASE("invalid input throws the same std::invalid_argument on every thread count") {
+    attn::Rng rng(24);
+    const Index n = 300;
+    const MatrixXd Q = attn::random_normal(n, 4, rng), K = attn::random_normal(n, 4, rng);
+    const MatrixXd V = attn::random_normal(n, 4, rng);
+    MatrixXd Qnan = Q;
+    Qnan(250, 1) = std::nan("");
+    // Scores that overflow, found inside the workers: queries in the second, third and
+    // last blocks of 128 (and in many tiles of 64) meet one huge key, and every thread
+    // count must name the first of them, row 150, as one thread does.
+    MatrixXd Qbig = Q, Kbig = K;
+    for (const Index i : {150, 151, 290, 299, 200}) Qbig.row(i).setConstant(1e160);
+    Kbig.row(5).setConstant(1e160);
+    struct Case {
+      const char* what;
+      MatrixXd Q, K, V;
+      attn::Masking masking;
+    };
+    const std::vector<Case> cases = {
+        {"Q and K of different widths", Q, K.leftCols(3), V, attn::Masking::none},
+        {"V without one row per key", Q, K, V.topRows(n - 1), attn::Masking::none},
+        {"a NaN query", Qnan, K, V, attn::Masking::none},
+        {"causal with fewer queries than keys", Q.topRows(200), K, V,
+         attn::Masking::causal},
+        {"scores that overflow", Qbig, Kbig, V, attn::Masking::none},
+        {"scores that overflow, causal", Qbig, Kbig, V, attn::Masking::causal},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.what);
+      const std::string rows =
+          message_of([&] { attn::attention_row_blocks(c.Q, c.K, c.V, c.masking, 1); });
+      const std::string tiled =
+          message_of([&] { attn::tiled_attention(c.Q, c.K, c.V, c.masking, {}, 1); });
+      CHECK(!rows.empty());
+      CHECK(!tiled.empty());
+      // Several times: which thread meets which bad row first varies from run to run.
+      for (int repeat = 0; repeat < 10; ++repeat)
+        for (const int t : thread_counts) {
+          CAPTURE(t);
+          CHECK_THROWS_WITH_AS(attn::attention_row_blocks(c.Q, c.K, c.V, c.masking, t),
+                               rows.c_str(), std::invalid_argument);
+          CHECK_THROWS_WITH_AS(attn::tiled_attention(c.Q, c.K, c.V, c.masking, {}, t),
+                               tiled.c_str(), std::invalid_argument);
+        }
+    }
+    // The overflow names its row, the first one in row order.
+    CHECK(message_of([&] {
+            attn::attention_row_blocks(Qbig, Kbig, V, attn::Masking::none, 7);
+          }) == "attention_row_blocks: row 150 has an infinite score");
+    CHECK(message_of([&] {
+            attn::tiled_attention(Qbig, Kbig, V, attn::Masking::none, {}, 7);
+          }) == "tiled_attention: row 150 has an infinite score");
+  }
+
+  TEST_CASE("a thread count below 1 is an error") {
+    const MatrixXd X = MatrixXd::Ones(4, 2);
+    CHECK_THROWS_WITH_AS(attn::attention_row_blocks(X, X, X, attn::Masking::none, 0),
+                         "attention_row_blocks: threads must be >= 1 (got 0)",
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(attn::tiled_attention(X, X, X, attn::Masking::none, {}, -1),
+                         "tiled_attention: threads must be >= 1 (got -1)",
+                         std::invalid_argument);
+  }
+}
