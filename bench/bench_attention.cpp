@@ -6,6 +6,8 @@
 //   reference  attention(Q, K, V): the reference form, A formed whole        4 N^2 d
 //   forward    attention_row_blocks(): the same products, blocked by rows    4 N^2 d
 //   tiled      tiled_attention(): the same two products, tile by tile         4 N^2 d
+// (BM_forward and BM_tiled on one thread; BM_forward_threads and BM_tiled_threads on 1 and
+// 2 threads, the library splitting the blocks of queries: see below.)
 //   backward   attention_backward(): scores recomputed, dV, dA, dQ, dK       10 N^2 d
 // (BM_forward keeps its name, which the performance page and bench/plot.py use.)
 // The N^2 exponentials (forward; the backward recomputes them) are extra work that the
@@ -76,19 +78,23 @@ void BM_reference(benchmark::State& state) {
   set_rates(state, 4.0 * n * n * d, double(n) * n);
 }
 
-// The fast form in row blocks, with the vectorised exponential (fast_exp.hpp).
+// The fast form in row blocks, with the vectorised exponential (fast_exp.hpp), on one thread
+// (the library's default is every core): CPU time measures it.
 void BM_forward(benchmark::State& state) {
   const Index n = state.range(0), d = state.range(1);
   const Inputs x(n, d, 2);
   for (auto _ : state)
-    benchmark::DoNotOptimize(attn::attention_row_blocks(x.Q, x.K, x.V));
+    benchmark::DoNotOptimize(
+        attn::attention_row_blocks(x.Q, x.K, x.V, attn::Masking::none, 1));
   set_rates(state, 4.0 * n * n * d, double(n) * n);
 }
 
 void BM_tiled(benchmark::State& state) {
   const Index n = state.range(0), d = state.range(1);
   const Inputs x(n, d, 3);
-  for (auto _ : state) benchmark::DoNotOptimize(attn::tiled_attention(x.Q, x.K, x.V));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(
+        attn::tiled_attention(x.Q, x.K, x.V, attn::Masking::none, {}, 1));
   set_rates(state, 4.0 * n * n * d, double(n) * n);
 }
 
@@ -125,6 +131,39 @@ void two_cores(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_gemm)->Apply(two_cores)->Name("BM_gemm_cores");
 BENCHMARK(BM_forward)->Apply(two_cores)->Name("BM_forward_cores");
+
+// One call on 1 or 2 threads: the library splits the blocks of queries of one attention
+// between the cores (the `threads` argument), bit-identical to one thread. The threads are
+// the library's own, which CPU time (the benchmark thread's) does not see: wall time, so
+// GFLOP/s is the rate of the whole call. The 2-thread rate over the 1-thread rate is the
+// speed-up of using both cores for one attention.
+void BM_forward_threads(benchmark::State& state) {
+  const Index n = state.range(0), d = state.range(1);
+  const int threads = static_cast<int>(state.range(2));
+  const Inputs x(n, d, 2);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(
+        attn::attention_row_blocks(x.Q, x.K, x.V, attn::Masking::none, threads));
+  set_rates(state, 4.0 * n * n * d, double(n) * n);
+}
+
+void BM_tiled_threads(benchmark::State& state) {
+  const Index n = state.range(0), d = state.range(1);
+  const int threads = static_cast<int>(state.range(2));
+  const Inputs x(n, d, 3);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(
+        attn::tiled_attention(x.Q, x.K, x.V, attn::Masking::none, {}, threads));
+  set_rates(state, 4.0 * n * n * d, double(n) * n);
+}
+
+void thread_counts(benchmark::internal::Benchmark* b) {
+  for (Index n = 256; n <= 8192; n *= 2)
+    for (const Index threads : {1, 2}) b->Args({n, 64, threads});
+  b->ArgNames({"N", "d", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+BENCHMARK(BM_forward_threads)->Apply(thread_counts);
+BENCHMARK(BM_tiled_threads)->Apply(thread_counts);
 
 void BM_softmax_rows(benchmark::State& state) {
   const Index n = state.range(0);
