@@ -10,7 +10,9 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
+#include <vector>
 
 #include "attn/fast_exp.hpp"
 #include "attn/least_squares.hpp"
@@ -49,19 +51,141 @@ void check_problem(const char* who, const Eigen::Ref<const MatrixXd>& X,
           w + ": a parameter (W_Q, W_K or w_v) is NaN or infinite");
 }
 
+// One thread's scratch memory for one block of queries.
+struct BlockScratch {
+  MatrixXd T;   // n x block: S^T, then A^T, then (dL/dS)^T, in place
+  MatrixXd EX;  // block x d: E_blk X
+};
+
 // The training problem and the buffers one evaluation needs, allocated once per training
 // run rather than once per iteration.
 struct Problem {
   Eigen::Ref<const MatrixXd> X;
   Eigen::Ref<const VectorXd> Y;
   VectorXd XtY;  // X^T Y, constant during training
-  MatrixXd T;    // softmax, one block of queries: S^T, then A^T, then (dL/dS)^T, in place
   MatrixXd P;    // softmax: X M^T
   VectorXd yhat;
+  VectorXd r;  // softmax: yhat - Y, row by row
+  VectorXd z;  // softmax: z = A Y, row by row; NaN in a row whose scores were not finite
+  int threads = 1;                    // softmax: threads that share the blocks of queries
+  std::vector<BlockScratch> scratch;  // softmax: one per thread
+  MatrixXd partial_C;  // softmax gradient: d x (d * wave), each block's share of C
 
-  Problem(const Eigen::Ref<const MatrixXd>& X_, const Eigen::Ref<const VectorXd>& Y_)
-      : X(X_), Y(Y_), XtY(X_.transpose() * Y_), yhat(X_.rows()) {}
+  Problem(const Eigen::Ref<const MatrixXd>& X_, const Eigen::Ref<const VectorXd>& Y_,
+          int threads_ = 1)
+      : X(X_), Y(Y_), XtY(X_.transpose() * Y_), yhat(X_.rows()), threads(threads_) {}
 };
+
+// Below this many units of work per evaluation, n^2 (d + 8) (the two n x n x d products
+// and the exponentials), starting a thread costs more than it saves: at (n, d) = (100, 10),
+// about 2e5 units, an evaluation takes some tens of microseconds.
+constexpr double min_work_per_thread = 1 << 19;
+
+// The d x d partial C's of a wave of blocks are kept until they are summed in order:
+// at most this many doubles (32 MB), but at least one block per thread.
+constexpr Index max_partial_doubles = Index{1} << 22;
+
+// Runs job(k, worker) for k = 0 .. count - 1 on up to `threads` threads, the caller's
+// (worker 0) included. A free thread takes the next k, so which thread computes a block
+// varies, but each is computed whole by one thread. Errors: the exception of the smallest
+// k that threw (the one a single thread would meet first) reaches the caller once every
+// thread has been joined; the blocks after it are skipped. A thread that cannot be started
+// (a WebAssembly build without threads) leaves its share to the others.
+template <class Job>
+void for_each_block(Index count, int threads, const Job& job) {
+  const Index workers = std::min<Index>(threads, count);
+  if (workers <= 1) {
+    for (Index k = 0; k < count; ++k) job(k, 0);
+    return;
+  }
+  std::atomic<Index> next{0}, stop{count};
+  std::mutex error_mutex;
+  std::exception_ptr error;
+  Index error_k = count;
+  const auto run = [&](int worker) {
+    for (Index k = next++; k < stop.load(); k = next++) {
+      try {
+        job(k, worker);
+      } catch (...) {
+        const std::lock_guard lock(error_mutex);
+        if (k < error_k) {
+          error_k = k;
+          error = std::current_exception();
+          stop = k;
+        }
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  helpers.reserve(static_cast<std::size_t>(workers - 1));
+  for (Index w = 1; w < workers; ++w) {
+    try {
+      helpers.emplace_back(run, static_cast<int>(w));
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: fewer workers take all the blocks
+    }
+  }
+  run(0);
+  for (std::thread& t : helpers) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+// Block k of the softmax system's queries, rows i0 .. i0 + b - 1: their predictions, into
+// problem.yhat, r and z, and, if C_k is not null, the block's share of C = X^T E X,
+// C_k = X_blk^T (E_blk X). Touches only these rows and its own scratch memory, so blocks
+// can run on different threads; every block is computed the same way on any thread.
+void softmax_block(Problem& problem, double w_v, double two_over_n, Index i0, Index b,
+                   BlockScratch& scratch, MatrixMap* C_k) {
+  const auto& X = problem.X;
+  const auto& Y = problem.Y;
+  auto T = scratch.T.leftCols(b);
+  T.noalias() = problem.P * X.middleRows(i0, b).transpose();
+  // [softmax-row]
+  for (Index c = 0; c < b; ++c) {
+    const Index i = i0 + c;
+    auto t = T.col(c);
+    // Stable softmax of row i of S: subtract the row maximum, so every exponent
+    // is <= 0, the largest term is exactly 1 and the sum lies in [1, n].
+    const double m = t.maxCoeff();
+    if (!std::isfinite(m)) {  // after divergence only: NaN, which train() reports
+      problem.yhat(i) = problem.r(i) = problem.z(i) =
+          std::numeric_limits<double>::quiet_NaN();
+      t.setConstant(std::numeric_limits<double>::quiet_NaN());
+      continue;
+    }
+    // The exponentials, the costliest step after the two matrix products, by
+    // fast_exp (fast_exp.hpp); clamped at -708, so tiny weights come out as ~3e-308
+    // instead of 0, which changes no sum visibly.
+    t.array() = (t.array() - m).max(-708.0);
+    fast_exp_nonpositive(t);
+    const double inv_sum = 1.0 / t.sum();
+    const double z = t.dot(Y) * inv_sum;  // z_i = (A Y)_i, a weighted mean of Y
+    problem.yhat(i) = w_v * z;
+    const double r = problem.yhat(i) - Y(i);
+    problem.r(i) = r;  // the loss sums r_i^2 over the rows, in row order, after the blocks
+    problem.z(i) = z;
+    if (C_k) {
+      // Backward through row i. yhat_i = w_v sum_j A_ij Y_j gives
+      // dL/dA_ij = w_v G_i Y_j, and the softmax Jacobian,
+      // dL/dS_ij = A_ij (dL/dA_ij - sum_k A_ik dL/dA_ik), gives
+      //   dL/dS_ij = w_v G_i A_ij (Y_j - z_i).
+      // Column i of T becomes row i of E = dL/dS.
+      const double G = two_over_n * r;
+      t.array() *= (w_v * G * inv_sum) * (Y.array() - z);
+    }
+  }
+  // [softmax-row]
+  if (C_k) {
+    // [softmax-backward]
+    // S = X M X^T, so dS = X dM X^T and dL/dM = C = X^T E X, the sum over the
+    // blocks of C_k = X_blk^T (E_blk X); E_blk holds the block's rows of E (T's columns).
+    auto EX = scratch.EX.topRows(b);
+    EX.noalias() = T.transpose() * X;
+    C_k->noalias() = X.middleRows(i0, b).transpose() * EX;
+    // [softmax-backward]
+  }
+}
 
 // The loss at (W_Q, W_K, w_v) and, if dW_Q is not null, the gradient into
 // (*dW_Q, *dW_K, *dw_v). The prediction is left in problem.yhat.
@@ -109,59 +233,55 @@ double evaluate(const Eigen::Ref<const MatrixXd>& W_Q,
   // backward pass, to the product that consumes it; the n x n matrix is never stored.
   // Flops per evaluation: 2nd^2 + 2n^2 d (scores), n^2 exponentials, and with the
   // gradient 2n^2 d + 2nd^2 (C = X^T E X) + 4d^3.
+  //
+  // Threads share the blocks (softmax_block()); each block's rows and its share C_k of C
+  // are computed whole by one thread, and this thread sums the shares in block order and
+  // the rows' losses in row order, so the result is bit for bit the same for any number
+  // of threads.
   const Index d = X.cols();
   const Index block = std::min<Index>(n, 64);
+  const Index blocks = (n + block - 1) / block;
+  const int threads = evaluation_threads(n, d, problem.threads);
+  // The shares of a wave of blocks are kept until they are summed; one thread sums each
+  // share as soon as it is made.
+  const Index wave =
+      threads == 1 ? 1
+                   : std::min(blocks, std::max<Index>(threads, max_partial_doubles / (d * d)));
   problem.P.resize(n, d);
-  problem.T.resize(n, block);
+  problem.r.resize(n);
+  problem.z.resize(n);
+  problem.scratch.resize(static_cast<std::size_t>(threads));
+  for (BlockScratch& s : problem.scratch) {
+    s.T.resize(n, block);
+    if (dW_Q) s.EX.resize(block, d);
+  }
+  if (dW_Q) problem.partial_C.resize(d, d * wave);
   problem.P.noalias() = X * (W_K * W_Q.transpose());
-  MatrixXd C = MatrixXd::Zero(d, d), EX(block, d);
+  MatrixXd C = MatrixXd::Zero(d, d);
+  for (Index k0 = 0; k0 < blocks; k0 += wave) {
+    const Index count = std::min(wave, blocks - k0);
+    for_each_block(count, threads, [&](Index j, int worker) {
+      const Index i0 = (k0 + j) * block;
+      MatrixMap C_k(problem.partial_C.data() + j * d * d, d, d);
+      softmax_block(problem, w_v, two_over_n, i0, std::min(block, n - i0),
+                    problem.scratch[static_cast<std::size_t>(worker)],
+                    dW_Q ? &C_k : nullptr);
+    });
+    if (dW_Q)
+      for (Index j = 0; j < count; ++j) C += problem.partial_C.middleCols(j * d, d);
+  }
+  // The loss and dL/dw_v = sum_i G_i z_i: sums over the rows, in row order.
   double loss = 0.0, dL_dw_v = 0.0;
-  for (Index i0 = 0; i0 < n; i0 += block) {
-    const Index b = std::min(block, n - i0);
-    auto T = problem.T.leftCols(b);
-    T.noalias() = problem.P * X.middleRows(i0, b).transpose();
-    // [softmax-row]
-    for (Index c = 0; c < b; ++c) {
-      const Index i = i0 + c;
-      auto t = T.col(c);
-      // Stable softmax of row i of S: subtract the row maximum, so every exponent
-      // is <= 0, the largest term is exactly 1 and the sum lies in [1, n].
-      const double m = t.maxCoeff();
-      if (!std::isfinite(m)) {  // after divergence only: NaN, which train() reports
-        problem.yhat(i) = std::numeric_limits<double>::quiet_NaN();
-        loss = std::numeric_limits<double>::quiet_NaN();
-        t.setConstant(std::numeric_limits<double>::quiet_NaN());
-        continue;
-      }
-      // The exponentials, the costliest step after the two matrix products, by
-      // fast_exp (fast_exp.hpp); clamped at -708, so tiny weights come out as ~3e-308
-      // instead of 0, which changes no sum visibly.
-      t.array() = (t.array() - m).max(-708.0);
-      fast_exp_nonpositive(t);
-      const double inv_sum = 1.0 / t.sum();
-      const double z = t.dot(Y) * inv_sum;  // z_i = (A Y)_i, a weighted mean of Y
-      problem.yhat(i) = w_v * z;
-      const double r = problem.yhat(i) - Y(i);
-      loss += r * r;
-      if (dW_Q) {
-        // Backward through row i. yhat_i = w_v sum_j A_ij Y_j gives
-        // dL/dA_ij = w_v G_i Y_j, and the softmax Jacobian,
-        // dL/dS_ij = A_ij (dL/dA_ij - sum_k A_ik dL/dA_ik), gives
-        //   dL/dS_ij = w_v G_i A_ij (Y_j - z_i).
-        // Column i of T becomes row i of E = dL/dS; and dL/dw_v = sum_i G_i z_i.
-        const double G = two_over_n * r;
-        dL_dw_v += G * z;
-        t.array() *= (w_v * G * inv_sum) * (Y.array() - z);
-      }
+  for (Index i = 0; i < n; ++i) {
+    if (std::isnan(problem.z(i))) {  // a row whose scores were not finite
+      loss = std::numeric_limits<double>::quiet_NaN();
+      continue;
     }
-    // [softmax-row]
+    const double r = problem.r(i);
+    loss += r * r;
     if (dW_Q) {
-      // [softmax-backward]
-      // S = X M X^T, so dS = X dM X^T and dL/dM = C = X^T E X, the sum over the
-      // blocks of X_blk^T (E_blk X); E_blk holds the block's rows of E (T's columns).
-      EX.topRows(b).noalias() = T.transpose() * X;
-      C.noalias() += X.middleRows(i0, b).transpose() * EX.topRows(b);
-      // [softmax-backward]
+      const double G = two_over_n * r;
+      dL_dw_v += G * problem.z(i);
     }
   }
   if (dW_Q) {
@@ -242,12 +362,26 @@ Eigen::VectorXd predict_training(const AttentionRegressor& p,
   return problem.yhat;
 }
 
+int evaluation_threads(Eigen::Index n, Eigen::Index d, int threads) {
+  require(threads >= 1,
+          "evaluation_threads: threads must be >= 1 (got " + std::to_string(threads) + ")");
+  if (n < 1 || d < 1) return 1;
+  const Index blocks = (n + 63) / 64;
+  const double work = static_cast<double>(n) * static_cast<double>(n) *
+                      (static_cast<double>(d) + 8.0);
+  const double by_work = std::floor(work / min_work_per_thread);
+  return static_cast<int>(std::max<double>(
+      1.0, std::min({static_cast<double>(threads), static_cast<double>(blocks), by_work})));
+}
+
 double loss_and_gradient(const AttentionRegressor& p,
                          const Eigen::Ref<const Eigen::MatrixXd>& X,
                          const Eigen::Ref<const Eigen::VectorXd>& Y, Normalisation h,
-                         AttentionRegressor* gradient) {
+                         AttentionRegressor* gradient, int threads) {
   check_problem("loss_and_gradient", X, Y, p);
-  Problem problem(X, Y);
+  require(threads >= 1, "loss_and_gradient: threads must be >= 1 (got " +
+                            std::to_string(threads) + ")");
+  Problem problem(X, Y, threads);
   if (!gradient)
     return evaluate(p.W_Q, p.W_K, p.w_v, h, problem, nullptr, nullptr, nullptr);
   const Index d = X.cols();
@@ -306,14 +440,16 @@ void adam_step(const Adam& adam, AdamState& state, Eigen::Ref<Eigen::VectorXd> t
 
 TrainingResult train(const Eigen::Ref<const Eigen::MatrixXd>& X,
                      const Eigen::Ref<const Eigen::VectorXd>& Y, Normalisation h,
-                     const AttentionRegressor& initial, int iterations,
-                     const Adam& adam) {
+                     const AttentionRegressor& initial, int iterations, const Adam& adam,
+                     int threads) {
   check_problem("train", X, Y, initial);
   require(iterations >= 0,
           "train: iterations must be >= 0 (got " + std::to_string(iterations) + ")");
+  require(threads >= 1,
+          "train: threads must be >= 1 (got " + std::to_string(threads) + ")");
   validate(adam);
   const Index d = X.cols(), d2 = d * d;
-  Problem problem(X, Y);
+  Problem problem(X, Y, threads);
   VectorXd theta = pack(initial), grad(theta.size());
   MatrixMap dW_Q(grad.data(), d, d), dW_K(grad.data() + d2, d, d);
   AdamState state;
@@ -399,7 +535,7 @@ std::vector<RunResult> run_experiment(const ExperimentConfig& c) {
           "run_experiment: initial_w_v must be finite");
 
   std::vector<RunResult> results(static_cast<std::size_t>(c.runs));
-  auto one_run = [&](int r) {
+  auto one_run = [&](int r, int threads) {
     Rng data_rng(run_seed(c.seed, r, 0)), init_rng(run_seed(c.seed, r, 1));
     RegressionData data = regression_data(c.n, c.d, data_rng);
     if (c.inputs) data.X = made_inputs(c.inputs, data.X);
@@ -413,7 +549,7 @@ std::vector<RunResult> run_experiment(const ExperimentConfig& c) {
     initial.w_v = c.initial_w_v ? *c.initial_w_v
                                 : initial_value_weight(initial, features, data.Y, c.h);
     const auto start = std::chrono::steady_clock::now();
-    TrainingResult trained = train(features, data.Y, c.h, initial, c.iterations, c.adam);
+    TrainingResult trained = train(features, data.Y, c.h, initial, c.iterations, c.adam, threads);
     const std::chrono::duration<double> elapsed =
         std::chrono::steady_clock::now() - start;
     RunResult& out = results[static_cast<std::size_t>(r)];
@@ -444,6 +580,11 @@ std::vector<RunResult> run_experiment(const ExperimentConfig& c) {
 
   // Runs are handed out one at a time; each writes only its own slot, and its numbers
   // depend only on (seed, run), so neither the thread count nor the schedule changes them.
+  // With fewer runs than threads, each run's evaluations share the threads left over
+  // (worker w gets inner[w] threads); train() gives the same numbers for any count.
+  const int workers = std::min(c.threads, c.runs);
+  std::vector<int> inner(static_cast<std::size_t>(workers), c.threads / workers);
+  for (int w = 0; w < c.threads % workers; ++w) ++inner[static_cast<std::size_t>(w)];
   std::atomic<int> next{0};
   std::mutex report;
   int done = 0;
@@ -451,7 +592,7 @@ std::vector<RunResult> run_experiment(const ExperimentConfig& c) {
   auto worker = [&](int w) {
     try {
       for (int r = next++; r < c.runs; r = next++) {
-        one_run(r);
+        one_run(r, inner[static_cast<std::size_t>(w)]);
         const std::lock_guard lock(report);
         ++done;
         if (c.on_run_done) c.on_run_done(done, c.runs);
@@ -462,7 +603,7 @@ std::vector<RunResult> run_experiment(const ExperimentConfig& c) {
     }
   };
   std::vector<std::thread> pool;
-  for (int w = 1; w < std::min(c.threads, c.runs); ++w) pool.emplace_back(worker, w);
+  for (int w = 1; w < workers; ++w) pool.emplace_back(worker, w);
   worker(0);
   for (auto& t : pool) t.join();
   for (const auto& e : errors)

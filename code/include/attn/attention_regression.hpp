@@ -86,11 +86,26 @@ Eigen::VectorXd predict_training(const AttentionRegressor& p,
 /// Softmax, \f$ A = h(S) \f$, \f$ z = AY \f$:
 /// \f$ (\partial L/\partial S)_{ij} = w_v G_i A_{ij} (Y_j - z_i) \f$,
 /// \f$ C = X^\top (\partial L/\partial S) X \f$, \f$ \partial L/\partial w_v = G^\top z \f$.
-/// \throws std::invalid_argument on mismatched shapes or non-finite entries.
+///
+/// Softmax: the blocks of 64 queries are shared by up to `threads` threads
+/// (evaluation_threads() says how many are used). Each block's rows and its share
+/// \f$ X_{blk}^\top E_{blk} X \f$ of \f$ C \f$ are computed whole by one thread, and the
+/// calling thread sums the shares in block order and the rows' losses in row order, so the
+/// result is bit for bit the same for every thread count. The identity system,
+/// \f$ O(nd + d^2) \f$, always runs on the calling thread.
+/// \throws std::invalid_argument on mismatched shapes or non-finite entries, or
+///         `threads` below 1.
 double loss_and_gradient(const AttentionRegressor& p,
                          const Eigen::Ref<const Eigen::MatrixXd>& X,
                          const Eigen::Ref<const Eigen::VectorXd>& Y, Normalisation h,
-                         AttentionRegressor* gradient = nullptr);
+                         AttentionRegressor* gradient = nullptr, int threads = 1);
+
+/// \brief The threads one softmax evaluation at \f$ (n, d) \f$ uses when given
+/// `threads`: at most one per block of 64 queries, and one unless every thread gets at
+/// least \f$ 2^{19} \f$ units of the work \f$ n^2 (d + 8) \f$ (below that, starting a
+/// thread costs more than it saves: at the source's \f$ (100, 10) \f$ it is one).
+/// \throws std::invalid_argument if `threads` is below 1.
+int evaluation_threads(Eigen::Index n, Eigen::Index d, int threads);
 
 /// \brief The equivalent least-squares parameter of the identity system,
 /// \f$ \beta_{eq} = w_v W_Q W_K^\top X^\top Y \f$: then \f$ \hat y = X \beta_{eq} \f$.
@@ -156,14 +171,17 @@ struct TrainingResult {
   AttentionRegressor parameters;  ///< after the last update
 };
 
-/// \brief Full-batch training by Adam: `iterations` updates from `initial`.
+/// \brief Full-batch training by Adam: `iterations` updates from `initial`, each
+/// evaluation on up to `threads` threads (as in loss_and_gradient(): the same numbers bit
+/// for bit for every thread count).
 /// \throws std::invalid_argument on mismatched shapes, non-finite data or parameters,
-///         negative `iterations` or bad Adam settings.
+///         negative `iterations`, `threads` below 1 or bad Adam settings.
 /// \throws std::runtime_error if the loss becomes NaN or infinite (the training
 ///         diverged), naming the iteration.
 TrainingResult train(const Eigen::Ref<const Eigen::MatrixXd>& X,
                      const Eigen::Ref<const Eigen::VectorXd>& Y, Normalisation h,
-                     const AttentionRegressor& initial, int iterations, const Adam& adam);
+                     const AttentionRegressor& initial, int iterations, const Adam& adam,
+                     int threads = 1);
 
 /// Standard deviation of a feature drawn uniformly on \f$ [-10, 10] \f$, as in the
 /// source's experiment: \f$ 20/\sqrt{12} = 10/\sqrt3 \f$.
@@ -224,7 +242,9 @@ struct ExperimentConfig {
   int iterations = 1000;        ///< Adam updates per run
   Adam adam = experiment_adam;  ///< optimiser settings
   std::uint64_t seed = 0;  ///< base seed; run \f$ r \f$ uses seeds derived from (seed, r)
-  int threads = 1;         ///< worker threads (runs are independent)
+  /// Worker threads: runs are independent and go in parallel; with fewer runs than
+  /// threads, each run's evaluations share the threads left over (train()).
+  int threads = 1;
   /// \f$ w_v \f$ at the start; empty: initial_value_weight() of the initial projections.
   std::optional<double> initial_w_v;
   /// The inputs the experiment works with, made from the source's rows \f$ X \f$ (training
