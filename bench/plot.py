@@ -3,10 +3,13 @@
 
     python3 bench/plot.py JSON_DIR
 
-reads JSON_DIR/{attention,memory,training}.json (written by `./book bench`), writes the
-figures' CSV data into JSON_DIR, renders figures/perf-*.svg with figures/perf-*.gp, and
-rewrites the generated part of docs/performance.md (between its `bench:begin` and
-`bench:end` markers): the machine, the load, and the tables of medians.
+reads JSON_DIR/{attention,memory,training,peak}.json (the book's benchmarks), the peers'
+JSON_DIR/peers-{attention,training}.json (bench/peers/, PyTorch and NumPy, measured in the same
+`./book bench` run) and JSON_DIR/ch03-reduced/results.json (chapter 03's program on the reduced
+experiment), writes the figures' CSV data into JSON_DIR, renders figures/perf-*.svg with
+figures/perf-*.gp, and rewrites the generated parts of docs/performance.md and of chapter 03's
+README (between their `bench:begin` and `bench:end` markers). Every ratio to a peer is computed
+here from that one run's JSON; no number of a peer is written anywhere else.
 """
 import json
 import pathlib
@@ -18,15 +21,28 @@ root = pathlib.Path(__file__).resolve().parent.parent
 figures = root / "figures"
 page = root / "docs" / "performance.md"
 
-# Chapter 03's PyTorch formulation, seconds per Adam iteration (chapter 03's README, "How
-# fast"; the same numbers are in bench/bench_training.cpp): (n, d) -> (identity, softmax).
-pytorch_per_iteration = {(100, 10): (0.5e-3, 0.6e-3), (1000, 10): (9e-3, 24e-3),
-                         (1000, 100): (61e-3, 79e-3)}
+chapter03 = root / "chapters" / "03-least-squares" / "README.md"
+SIZES = [(100, 10), (1000, 10), (1000, 100)]  # chapter 03's (n, d), as bench-training runs them
 
 
 def load(path):
     with open(path) as f:
         return json.load(f)
+
+
+def load_optional(path):
+    """The JSON at `path`, or None when that part was not run (no PyTorch installed, say)."""
+    return load(path) if path.is_file() else None
+
+
+def replace_generated(path, generated):
+    """Rewrites the part of `path` between its bench:begin and bench:end markers."""
+    text = path.read_text()
+    begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        path.write_text(head + begin + "\n" + generated + "\n" + end + tail)
 
 
 def medians(doc):
@@ -86,10 +102,23 @@ def main(json_dir):
     gnuplot("perf-throughput.gp", figures / "perf-throughput.svg",
             in64=str(json_dir / "perf-throughput-d64.csv"),
             in128=str(json_dir / "perf-throughput-d128.csv"))
+    # The ceiling: the core's peak rate of fused multiply-adds (bench-peak), which does not
+    # move with the memory traffic of the moment the way the GEMM line does.
+    peak_rows = medians(load_optional(json_dir / "peak.json") or {"benchmarks": []})
+    peak = {1: None, 2: None}
+    for name, row in peak_rows.items():
+        if name == "BM_fma_peak":
+            peak[1] = row["GFLOP/s"]
+        m = re.fullmatch(r"BM_fma_peak_cores/.*threads:(\d+)", name)
+        if m and int(m[1]) == 2:
+            peak[2] = row["GFLOP/s"]
+
+    def share(v, of):
+        return "—" if v is None or not of else f"{100 * v / of:.0f}%"
     forms = ("reference", "forward", "tiled", "backward")
     lines.append("| N | d | GEMM | attention() (reference) | % of GEMM | attention_row_blocks() "
-                 "| % | tiled_attention() | % | attention_backward() | % |")
-    lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+                 "| % | % of FMA peak | tiled_attention() | % | attention_backward() | % |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for d in ds:
         for n in ns:
             g = table.get(("gemm", n, d))
@@ -97,8 +126,55 @@ def main(json_dir):
             for k in forms:
                 v = table.get((k, n, d))
                 cells.append("— | —" if v is None else f"{v:.1f} | {100 * v / g:.0f}%")
+                if k == "forward":
+                    cells.append(share(v, peak[1]))
             lines.append(f"| {n} | {d} | {g:.1f} | " + " | ".join(cells) + " |")
     throughput_table = "\n".join(lines)
+
+    # One attention call on one and on two threads (the library splits its blocks of
+    # queries), beside PyTorch and NumPy on the same machine in the same run.
+    threaded = {}
+    for name, row in rows.items():
+        m = re.match(r"BM_forward_threads/N:(\d+)/d:64/threads:(\d+)", name)
+        if m:
+            threaded[(int(m[1]), int(m[2]))] = row["GFLOP/s"]
+    peers_att = load_optional(json_dir / "peers-attention.json")
+    summary = peers_att["summary"] if peers_att else {}
+
+    def peer(key, n):
+        return summary.get(key, {}).get("gflops", {}).get(str(n))
+
+    def num(v, fmt=".1f"):
+        return "—" if v is None else format(v, fmt)
+
+    def ratio(a, b):
+        return "—" if a is None or b is None else f"{a / b:.1f}×"
+    peer_lines = ["| N | this book, 1 thread | 2 threads | PyTorch, 1 thread | 2 threads "
+                  "| NumPy, 1 thread | book ÷ PyTorch, 1 thread | 2 threads "
+                  "| book, % of FMA peak, 1 thread | 2 threads |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+    for n in sorted({n for (n, _) in threaded}):
+        b1, b2 = threaded.get((n, 1)), threaded.get((n, 2))
+        # PyTorch's better two-thread variant (its OpenMP workers spin by default).
+        t1 = peer("torch_1", n)
+        t2 = max((v for v in (peer("torch_2", n), peer("torch_2_passive", n)) if v), default=None)
+        peer_lines.append(
+            f"| {n} | {num(b1)} | {num(b2)} | {num(t1)} | {num(t2)} | "
+            f"{num(peer('numpy_1', n))} | {ratio(b1, t1)} | {ratio(b2, t2)} | "
+            f"{share(b1, peak[1])} | {share(b2, peak[2])} |")
+    peer_table = "\n".join(peer_lines)
+    if peers_att:
+        c = peers_att["context"]
+        peers_note = (f"PyTorch {c.get('torch_version', '?')} and NumPy "
+                      f"{c.get('numpy_version', '?')} from Debian, float64, on "
+                      f"{c.get('blas', '?')}; PyTorch as `torch.softmax(Q @ K.T / "
+                      "math.sqrt(d), dim=-1) @ V`, NumPy with the row maximum subtracted "
+                      "(`bench/peers/attention.py`)")
+    else:
+        peers_note = ("the peers were not measured in this run (python3-torch is not "
+                      "installed; `./book bench` as root installs it)")
+    peak_note = ("—" if peak[1] is None else
+                 f"{peak[1]:.1f} GFLOP/s on one core, {num(peak[2])} on two")
 
     # Two cores: one thread against two independent copies at once.
     cores = []
@@ -136,37 +212,82 @@ def main(json_dir):
                          f" | {n * n * 8 / 2**20:.0f} MiB | {4 * n * 64 * 8 / 2**20:.0f} MiB |")
     memory_table = "\n".join(mem_lines)
 
-    # Chapter 03's trainer against the PyTorch formulation, per Adam iteration.
+    # Chapter 03's trainer against its PyTorch formulation, per Adam iteration (one thread
+    # each), and the whole experiment at reduced length (two threads each).
     train = medians(load(json_dir / "training.json"))
+    peers_train = load_optional(json_dir / "peers-training.json")
+    per_iteration = peers_train["summary"]["seconds_per_iteration"]["1"] if peers_train else {}
+
+    def torch_iteration(n, d, h):
+        return per_iteration.get(f"n{n}_d{d}_{h}")
     with open(json_dir / "perf-training.csv", "w") as f:
-        f.write("config,identity,softmax,torch_identity,torch_softmax,gemm_gflops,"
-                "softmax_gflops\n")
-        for (n, d), (ti, ts) in pytorch_per_iteration.items():
+        f.write("config,identity,softmax,torch_identity,torch_softmax\n")
+        for n, d in SIZES:
             ident = train.get(f"BM_identity/{n}/{d}")
             soft = train.get(f"BM_softmax/{n}/{d}")
-            gemm = train.get(f"BM_scores_gemm/{n}/{d}")
-            if not (ident and soft and gemm):
+            if not (ident and soft):
                 continue
-            f.write(f"\"({n}, {d})\",{ident['s/iter']:.4g},{soft['s/iter']:.4g},{ti},{ts},"
-                    f"{gemm['GFLOP/s']:.4g},{soft['GFLOP/s']:.4g}\n")
+            ti, ts = torch_iteration(n, d, "identity"), torch_iteration(n, d, "softmax")
+            f.write(f"\"({n}, {d})\",{ident['s/iter']:.4g},{soft['s/iter']:.4g},"
+                    f"{'NaN' if ti is None else f'{ti:.4g}'},"
+                    f"{'NaN' if ts is None else f'{ts:.4g}'}\n")
     gnuplot("perf-training.gp", figures / "perf-training.svg",
             **{"in": str(json_dir / "perf-training.csv")})
 
     def duration(s):
+        if s is None:
+            return "—"
         return f"{s * 1e6:.3g} µs" if s < 1e-3 else f"{s * 1e3:.3g} ms"
-    train_lines = ["| (n, d) | h = identity | h = softmax | softmax GFLOP/s | GEMM of the score "
-                   "shape, GFLOP/s | PyTorch, identity / softmax (not measured here) |",
-                   "|---|---|---|---|---|---|"]
-    for (n, d), (ti, ts) in pytorch_per_iteration.items():
+
+    def faster(ours, theirs):
+        return "—" if ours is None or theirs is None else f"{theirs / ours:.3g}×"
+    train_lines = ["| (n, d) | this book, h = identity | PyTorch | book faster by "
+                   "| this book, h = softmax | PyTorch | book faster by "
+                   "| softmax GFLOP/s | GEMM of the score shape, GFLOP/s |",
+                   "|---|---|---|---|---|---|---|---|---|"]
+    for n, d in SIZES:
         ident = train.get(f"BM_identity/{n}/{d}")
         soft = train.get(f"BM_softmax/{n}/{d}")
         gemm = train.get(f"BM_scores_gemm/{n}/{d}")
         if ident and soft and gemm:
+            ti, ts = torch_iteration(n, d, "identity"), torch_iteration(n, d, "softmax")
             train_lines.append(
-                f"| ({n}, {d}) | {duration(ident['s/iter'])} | {duration(soft['s/iter'])} | "
-                f"{soft['GFLOP/s']:.0f} | {gemm['GFLOP/s']:.0f} | "
-                f"{duration(ti)} / {duration(ts)} |")
+                f"| ({n}, {d}) | {duration(ident['s/iter'])} | {duration(ti)} | "
+                f"{faster(ident['s/iter'], ti)} | {duration(soft['s/iter'])} | "
+                f"{duration(ts)} | {faster(soft['s/iter'], ts)} | "
+                f"{soft['GFLOP/s']:.0f} | {gemm['GFLOP/s']:.0f} |")
     training_table = "\n".join(train_lines)
+
+    reduced = load_optional(json_dir / "ch03-reduced" / "results.json")
+    ours_s = reduced.get("time_experiments_seconds") if reduced else None
+    # PyTorch at its best thread count: on two threads its idle OpenMP workers compete with
+    # OpenBLAS for the two cores, and one thread is often faster (peers-training.json has both).
+    theirs_s = peers_train["summary"]["experiment_seconds_best"] if peers_train else None
+    theirs_t = peers_train["summary"]["experiment_best_threads"] if peers_train else None
+    if ours_s is not None and theirs_s is not None:
+        experiment = (f"the whole experiment at reduced length (3 sizes × 2 normalisations × "
+                      f"2 runs × 100 iterations) trained in {ours_s:.2f} s with this book's "
+                      f"trainer on two threads and {theirs_s:.2f} s with its PyTorch "
+                      f"formulation on its faster thread count ({theirs_t}): "
+                      f"{theirs_s / ours_s:.1f}× faster")
+    else:
+        experiment = ("the whole experiment at reduced length was not compared in this run "
+                      "(PyTorch not installed)")
+    soft_big = train.get("BM_softmax/1000/100")
+    torch_big = torch_iteration(1000, 100, "softmax")
+    chapter_text = "\n".join([
+        "<!-- Generated by bench/plot.py from the last `./book bench`; do not edit. -->",
+        f"In the last `./book bench` (the machine of the "
+        f"[performance page](../../docs/performance.md#chapter-03s-trainer-against-the-pytorch-formulation)), "
+        f"{experiment}. One Adam iteration of the softmax system at the source's largest "
+        f"size ($n = 1000$, $d = 100$), one thread each: "
+        f"{duration(soft_big['s/iter'] if soft_big else None)} against "
+        f"{duration(torch_big)} "
+        f"({faster(soft_big['s/iter'] if soft_big else None, torch_big)}). "
+        + (f"The PyTorch side: PyTorch {peers_train['context'].get('torch_version', '?')} "
+           f"from Debian on {peers_train['context'].get('blas', '?')}, float64, written as a "
+           "PyTorch user writes it (`torch.optim.Adam`, `bench/peers/training.py`)."
+           if peers_train else "")])
 
     # The machine, from the run's own context.
     c = att["context"]
@@ -188,18 +309,19 @@ def main(json_dir):
         "**The machine** (recorded by the run itself):", "\n".join(machine),
         "**Throughput**, GFLOP/s (medians of 3 repetitions, CPU time), and the share of "
         "Eigen's GEMM on the same shapes:", throughput_table,
-        "**Two cores**, GFLOP/s of both threads together (wall time):", cores_table,
+        f"**The ceiling**, the core's peak rate of fused multiply-adds (`bench-peak`): "
+        f"{peak_note}.",
+        "**One call on one and two threads, beside the peers**, GFLOP/s (wall time, d = 64; "
+        f"the same flops counted for all; {peers_note}):", peer_table,
+        "**Two cores, two copies**, GFLOP/s of both threads together (wall time):",
+        cores_table,
         "**Peak memory** (resident set, measured in a fresh child process per size, d = 64):",
         memory_table,
-        "**Chapter 03's trainer**, time per Adam iteration (medians of 3 repetitions); the "
-        "PyTorch column holds one-off timings taken outside this repository, kept in "
-        "`bench/plot.py`, not measured by this run:", training_table])
-    text = page.read_text()
-    begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        _, tail = rest.split(end, 1)
-        page.write_text(head + begin + "\n" + generated + "\n" + end + tail)
+        "**Chapter 03's trainer**, time per Adam iteration on one thread, beside its PyTorch "
+        "formulation measured in the same run (medians):", training_table,
+        f"**Chapter 03's experiment**: {experiment}."])
+    replace_generated(page, generated)
+    replace_generated(chapter03, chapter_text)
     print(f"plot.py: figures/perf-*.svg and {page.relative_to(root)} updated", file=sys.stderr)
 
 

@@ -1,6 +1,7 @@
-# Chapter 03's trainer: time per Adam iteration at the source's three sizes, this book's
-# C++ (bench-training, medians) against the PyTorch formulation's times stated in chapter
-# 03 (log scale). Data: in = CSV with config,identity,softmax,torch_identity,torch_softmax.
+# Chapter 03's trainer: time per Adam iteration at the source's three sizes, one thread, this
+# book's C++ (bench-training, medians) against its PyTorch formulation measured in the same
+# `./book bench` run (bench/peers/training.py), log scale.
+# Data: in = CSV with config,identity,softmax,torch_identity,torch_softmax.
 set terminal svg size 800,480 font "DejaVu Sans,14" background rgb "white"
 set output out
 set datafile separator ","
