@@ -6,10 +6,19 @@
 // n x n products, S^T = X (X M)^T and (dL/dS) X: 4 n^2 d flops per iteration. The GEMM
 // rows do one product of the same shape, 2 n^2 d flops.
 //
-// A PyTorch formulation takes about 0.5 / 0.6 ms per iteration at (100, 10) identity /
-// softmax, 9 / 24 ms at (1000, 10) and 61 / 79 ms at (1000, 100). The whole experiment is
-// timed by the chapter program itself (the time_* keys of its results.json, `./book run 03`).
+// BM_identity and BM_softmax run on one thread (CPU time). BM_identity_threads and
+// BM_softmax_threads run the same iteration with train()'s `threads` argument at 1 and 2,
+// in wall time: the softmax system's blocks of queries are shared by the library's own
+// threads, which the benchmark thread's CPU time does not see. The identity system is
+// O(nd + d^2) and always runs on one thread; its 2-thread row shows that nothing is lost.
+// The softmax system at (100, 10) is below evaluation_threads()'s threshold (one thread).
+//
+// PyTorch's formulation of the same iteration is measured by bench/peers/training.py, in
+// the same `./book bench` run. The whole experiment is timed by the chapter program itself
+// (the time_* keys of its results.json, `./book run 03`).
 #include <benchmark/benchmark.h>
+
+#include <utility>
 
 #include "attn/attention_regression.hpp"
 #include "attn/random.hpp"
@@ -20,7 +29,7 @@ using attn::Normalisation;
 
 constexpr int steps = 20;  // Adam iterations per timed call of train()
 
-void BM_adam_iteration(benchmark::State& state, Normalisation h) {
+void BM_adam_iteration(benchmark::State& state, Normalisation h, int threads = 1) {
   const Eigen::Index n = state.range(0), d = state.range(1);
   attn::Rng rng(1);
   const attn::RegressionData data = attn::regression_data(n, d, rng);
@@ -30,7 +39,7 @@ void BM_adam_iteration(benchmark::State& state, Normalisation h) {
   for (auto _ : state) {
     // `steps` updates and steps + 1 loss evaluations: the extra one is the final loss,
     // which has no backward pass, so it adds well under 1/steps to the time per step.
-    attn::TrainingResult r = attn::train(data.X, data.Y, h, p, steps, adam);
+    attn::TrainingResult r = attn::train(data.X, data.Y, h, p, steps, adam, threads);
     benchmark::DoNotOptimize(r.loss.data());
   }
   const double iterations = static_cast<double>(state.iterations()) * steps;
@@ -72,6 +81,22 @@ void sizes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_identity)->Apply(sizes);
 BENCHMARK(BM_softmax)->Apply(sizes);
 BENCHMARK(BM_scores_gemm)->Apply(sizes);
+
+// The same iteration with train()'s threads argument (the third argument), wall time.
+void BM_identity_threads(benchmark::State& state) {
+  BM_adam_iteration(state, Normalisation::identity, static_cast<int>(state.range(2)));
+}
+void BM_softmax_threads(benchmark::State& state) {
+  BM_adam_iteration(state, Normalisation::softmax, static_cast<int>(state.range(2)));
+}
+
+void thread_counts(benchmark::internal::Benchmark* b) {
+  for (const auto& [n, d] : {std::pair{100, 10}, {1000, 10}, {1000, 100}})
+    for (const int threads : {1, 2}) b->Args({n, d, threads});
+  b->ArgNames({"n", "d", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+BENCHMARK(BM_identity_threads)->Apply(thread_counts);
+BENCHMARK(BM_softmax_threads)->Apply(thread_counts);
 
 }  // namespace
 

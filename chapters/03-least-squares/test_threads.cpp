@@ -27,8 +27,8 @@ namespace {
 struct Shape {
   Index n, d;
 };
-// Several blocks each, the last one short (n not a multiple of 64): 4 to 9 blocks.
-const std::vector<Shape> shapes{{200, 20}, {257, 9}, {400, 3}, {520, 40}};
+// Several blocks each, the last one short (n not a multiple of 64): 8 to 13 blocks.
+const std::vector<Shape> shapes{{450, 20}, {520, 9}, {800, 3}, {520, 40}};
 const std::vector<Normalisation> both{Normalisation::identity, Normalisation::softmax};
 
 struct Case {
@@ -60,11 +60,13 @@ bool same(const AttentionRegressor& a, const AttentionRegressor& b) {
 TEST_CASE("an evaluation starts threads only when each gets enough work, one per block") {
   // The test sizes below do run on several threads.
   for (const Shape s : shapes) CHECK(attn::evaluation_threads(s.n, s.d, 2) == 2);
-  CHECK(attn::evaluation_threads(400, 3, 3) == 3);
+  CHECK(attn::evaluation_threads(800, 3, 3) == 3);
   CHECK(attn::evaluation_threads(520, 40, 3) == 3);
-  // The source's smallest size is too small to share; (1000, 10) has 16 blocks.
+  // The source's smallest size is too small to share, and so is (320, 10), where a second
+  // thread made an evaluation slower; (1000, 10) is work for 8 threads (16 blocks).
   CHECK(attn::evaluation_threads(100, 10, 2) == 1);
-  CHECK(attn::evaluation_threads(1000, 10, 64) == 16);
+  CHECK(attn::evaluation_threads(320, 10, 2) == 1);
+  CHECK(attn::evaluation_threads(1000, 10, 64) == 8);
   CHECK(attn::evaluation_threads(1000, 100, 2) == 2);
   CHECK(attn::evaluation_threads(1, 1, 8) == 1);
   CHECK_THROWS_AS(attn::evaluation_threads(100, 10, 0), std::invalid_argument);
@@ -96,7 +98,7 @@ TEST_CASE("the loss and its gradient are bit-identical on 1, 2 and 3 threads") {
 TEST_CASE("a short training run ends at the same parameters bit for bit on 1 and 2 threads") {
   for (const Normalisation h : both) {
     CAPTURE(attn::to_string(h));
-    const Case c = source_case({400, 10}, 7, h);
+    const Case c = source_case({520, 10}, 7, h);
     const attn::TrainingResult one =
         attn::train(c.X, c.Y, h, c.p, 6, attn::experiment_adam, 1);
     const attn::TrainingResult two =
@@ -112,7 +114,7 @@ TEST_CASE("run_experiment gives one run's threads to its evaluations, with the s
   for (const int runs : {1, 3}) {
     CAPTURE(runs);
     attn::ExperimentConfig config;
-    config.n = 300;
+    config.n = 520;
     config.d = 10;
     config.h = Normalisation::softmax;
     config.runs = runs;
@@ -135,7 +137,7 @@ TEST_CASE("a diverged softmax evaluation is NaN on every thread count, and train
   // Projections of 1e160 make the scores overflow to infinity: every row's softmax is
   // undefined, and the loss must come out NaN (not a finite number from the rows that a
   // thread happened to skip).
-  Case c = source_case({257, 9}, 3, Normalisation::softmax);
+  Case c = source_case({520, 9}, 3, Normalisation::softmax);
   c.p.W_Q *= 1e160;
   c.p.W_K *= 1e160;
   for (const int threads : {1, 2, 3}) {

@@ -76,10 +76,12 @@ struct Problem {
       : X(X_), Y(Y_), XtY(X_.transpose() * Y_), yhat(X_.rows()), threads(threads_) {}
 };
 
-// Below this many units of work per evaluation, n^2 (d + 8) (the two n x n x d products
-// and the exponentials), starting a thread costs more than it saves: at (n, d) = (100, 10),
-// about 2e5 units, an evaluation takes some tens of microseconds.
-constexpr double min_work_per_thread = 1 << 19;
+// Each thread must get at least this many units of the work n^2 (d + 8) of an evaluation
+// (the two n x n x d products and the exponentials): a helper thread, started for each
+// evaluation, cost about 50-100 us on the book's 2-core machine while other work ran, so
+// two threads were slower than one below about 3e6 units ((n, d) = (320, 10): 134 us on
+// one thread, 172 us on two) and faster above ((512, 10): 339 us against 254 us).
+constexpr double min_work_per_thread = 1 << 21;
 
 // The d x d partial C's of a wave of blocks are kept until they are summed in order:
 // at most this many doubles (32 MB), but at least one block per thread.

@@ -102,8 +102,9 @@ double loss_and_gradient(const AttentionRegressor& p,
 
 /// \brief The threads one softmax evaluation at \f$ (n, d) \f$ uses when given
 /// `threads`: at most one per block of 64 queries, and one unless every thread gets at
-/// least \f$ 2^{19} \f$ units of the work \f$ n^2 (d + 8) \f$ (below that, starting a
-/// thread costs more than it saves: at the source's \f$ (100, 10) \f$ it is one).
+/// least \f$ 2^{21} \f$ units of the work \f$ n^2 (d + 8) \f$ (below that, starting a
+/// thread costs more than it saves: at the source's \f$ (100, 10) \f$ it is one, at
+/// \f$ (1000, 10) \f$ up to 8).
 /// \throws std::invalid_argument if `threads` is below 1.
 int evaluation_threads(Eigen::Index n, Eigen::Index d, int threads);
 
