@@ -90,7 +90,8 @@ inline Timings time_attention(Index d, Index r, int max_log2_n, Index block, boo
     if (j <= 12)
       t.softmax.push_back(seconds_per_call(
           [&] {
-            require_finite(attn::attention_row_blocks(Q, K, V), "softmax attention");
+            require_finite(attn::attention_row_blocks(Q, K, V, attn::Masking::none, 1),
+                           "softmax attention");
           },
           quick));
     Q *= std::pow(double(d), -0.25);  // the 1/sqrt(d_k), split between queries and keys
