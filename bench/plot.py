@@ -258,6 +258,23 @@ def main(json_dir):
                 f"{soft['GFLOP/s']:.0f} | {gemm['GFLOP/s']:.0f} |")
     training_table = "\n".join(train_lines)
 
+    # The softmax iteration on one and two threads, the book's (its query blocks shared
+    # between the cores, bench-training's *_threads, wall time) and PyTorch's.
+    per_iteration_2 = peers_train["summary"]["seconds_per_iteration"].get("2", {}) \
+        if peers_train else {}
+    thread_lines = ["| (n, d), h = softmax | this book, 1 thread | 2 threads | PyTorch, 1 thread "
+                    "| 2 threads |", "|---|---|---|---|---|"]
+    for n, d in SIZES:
+        mine = {t: train.get(f"BM_softmax_threads/n:{n}/d:{d}/threads:{t}/real_time")
+                for t in (1, 2)}
+        if not all(mine.values()):
+            continue
+        thread_lines.append(
+            f"| ({n}, {d}) | {duration(mine[1]['s/iter'])} | {duration(mine[2]['s/iter'])} | "
+            f"{duration(torch_iteration(n, d, 'softmax'))} | "
+            f"{duration(per_iteration_2.get(f'n{n}_d{d}_softmax'))} |")
+    threads_table = "\n".join(thread_lines)
+
     reduced = load_optional(json_dir / "ch03-reduced" / "results.json")
     ours_s = reduced.get("time_experiments_seconds") if reduced else None
     # PyTorch at its best thread count: on two threads its idle OpenMP workers compete with
@@ -319,6 +336,8 @@ def main(json_dir):
         memory_table,
         "**Chapter 03's trainer**, time per Adam iteration on one thread, beside its PyTorch "
         "formulation measured in the same run (medians):", training_table,
+        "**The softmax iteration on one and two threads** (wall time, medians):",
+        threads_table,
         f"**Chapter 03's experiment**: {experiment}."])
     replace_generated(page, generated)
     replace_generated(chapter03, chapter_text)
