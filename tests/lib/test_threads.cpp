@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -38,6 +39,15 @@ struct Shape {
 const Shape shapes[] = {{5, 9, 3, 2},     {20, 20, 4, 4},  {128, 128, 8, 3},
                         {300, 300, 6, 5}, {257, 90, 4, 7}, {1000, 1000, 16, 16},
                         {70, 4096, 8, 4}};
+
+// The causal mask as the reference takes it, written here rather than attn::causal_mask:
+// that is exercise 01.6, a stub in the student copy, and these tests are about threads.
+MatrixXd future_masked(Index n) {
+  MatrixXd M = MatrixXd::Zero(n, n);
+  M.triangularView<Eigen::StrictlyUpper>().setConstant(
+      -std::numeric_limits<double>::infinity());
+  return M;
+}
 
 // The error message that f (a call that must throw std::invalid_argument) gives.
 template <class F>
@@ -76,7 +86,7 @@ TEST_SUITE("lib") {
         // far above the few ulps the fast exponential and the blocking change, and far
         // below any missing or misplaced block).
         const MatrixXd mask =
-            masking == attn::Masking::causal ? attn::causal_mask(s.nq) : MatrixXd();
+            masking == attn::Masking::causal ? future_masked(s.nq) : MatrixXd();
         CHECK((one - attn::attention(Q, K, V, mask)).cwiseAbs().maxCoeff() <= 1e-12);
         for (const int t : thread_counts) {
           CAPTURE(t);
@@ -103,7 +113,7 @@ TEST_SUITE("lib") {
           const MatrixXd V = attn::random_normal(s.nk, s.dv, rng);
           const MatrixXd one = attn::tiled_attention(Q, K, V, masking, tile, 1);
           const MatrixXd mask =
-              masking == attn::Masking::causal ? attn::causal_mask(s.nq) : MatrixXd();
+              masking == attn::Masking::causal ? future_masked(s.nq) : MatrixXd();
           CHECK((one - attn::attention(Q, K, V, mask)).cwiseAbs().maxCoeff() <= 1e-12);
           for (const int t : thread_counts) {
             CAPTURE(t);
