@@ -150,8 +150,8 @@ def main(json_dir):
     def num(v, fmt=".1f"):
         return "—" if v is None else format(v, fmt)
 
-    def ratio(a, b):
-        return "—" if a is None or b is None else f"{a / b:.1f}×"
+    def ratio(a, b):  # a / b, as "2.93×"; "—" when either was not measured
+        return "—" if a is None or b is None else f"{a / b:.3g}×"
     peer_lines = ["| N | this book, 1 thread | 2 threads | PyTorch, 1 thread | 2 threads "
                   "| NumPy, 1 thread | book ÷ PyTorch, 1 thread | 2 threads "
                   "| book, % of FMA peak, 1 thread | 2 threads |",
@@ -242,8 +242,6 @@ def main(json_dir):
             return "—"
         return f"{s * 1e6:.3g} µs" if s < 1e-3 else f"{s * 1e3:.3g} ms"
 
-    def faster(ours, theirs):
-        return "—" if ours is None or theirs is None else f"{theirs / ours:.3g}×"
     train_lines = ["| (n, d) | this book, h = identity | PyTorch | book faster by "
                    "| this book, h = softmax | PyTorch | book faster by "
                    "| softmax GFLOP/s | GEMM of the score shape, GFLOP/s |",
@@ -256,8 +254,8 @@ def main(json_dir):
             ti, ts = torch_iteration(n, d, "identity"), torch_iteration(n, d, "softmax")
             train_lines.append(
                 f"| ({n}, {d}) | {duration(ident['s/iter'])} | {duration(ti)} | "
-                f"{faster(ident['s/iter'], ti)} | {duration(soft['s/iter'])} | "
-                f"{duration(ts)} | {faster(soft['s/iter'], ts)} | "
+                f"{ratio(ti, ident['s/iter'])} | {duration(soft['s/iter'])} | "
+                f"{duration(ts)} | {ratio(ts, soft['s/iter'])} | "
                 f"{soft['GFLOP/s']:.0f} | {gemm['GFLOP/s']:.0f} |")
     training_table = "\n".join(train_lines)
 
@@ -303,7 +301,7 @@ def main(json_dir):
         f"size ($n = 1000$, $d = 100$), one thread each: "
         f"{duration(soft_big['s/iter'] if soft_big else None)} against "
         f"{duration(torch_big)} "
-        f"({faster(soft_big['s/iter'] if soft_big else None, torch_big)}). "
+        f"({ratio(torch_big, soft_big['s/iter'] if soft_big else None)}). "
         + (f"The PyTorch side: PyTorch {peers_train['context'].get('torch_version', '?')} "
            f"from Debian on {peers_train['context'].get('blas', '?')}, float64, written as a "
            "PyTorch user writes it (`torch.optim.Adam`, `bench/peers/training.py`)."
