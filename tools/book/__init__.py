@@ -1,0 +1,17 @@
+"""The book's tooling, one package; `./book` is its launcher (tools/book/cli.py).
+
+    cli.py        the command line of ./book: test, run, bench, release, grade, check, validate
+    build.py      Debian packages, configure/build/ctest, the chapter list and build targets
+    pages/        the page model (markdown-it, parsed once, with source line maps) and its
+                  passes: sync and check against the build, the site filter, links, cited tests,
+                  the search index, the source pages
+    homework/     the homework product: solution markers, release, autograder bundle, grading
+                  and its formats, validate, staging of whole output sets
+    browser/      the one headless-Chromium driver (DevTools protocol over a pipe) and the
+                  page checks that use it; its in-page JavaScript lives in .js files beside it
+    performance.py  the performance page drawn from one ./book bench run's JSON
+
+Run with the package's folder on PYTHONPATH, never by editing sys.path:
+    PYTHONPATH=tools /usr/bin/python3 -B -m book.cli ...
+CMake passes ${BOOK_PYTHON} (top-level CMakeLists.txt), which sets it.
+"""
