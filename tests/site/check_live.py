@@ -25,8 +25,8 @@ It also measures, in the page, the time from a control change to the redrawn fig
 event handler alone (computing in WebAssembly, parsing, rebuilding the SVG) and up to the
 next painted frame (which waits for the display's next refresh), and prints both.
 
-Chromium is driven through the DevTools protocol over a pipe (--remote-debugging-pipe), with
-Python's standard library only. Exit status: 0 pass, 1 problems, 2 usage, 77 no Chromium.
+Chromium is driven by book.browser (the DevTools protocol over a pipe); the code run in the
+page is live_check.js beside this file. Exit status: 0 pass, 1 problems, 2 usage, 77 no Chromium.
 """
 import argparse
 import glob
@@ -34,172 +34,15 @@ import json
 import math
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
+
+from book.browser import Browser, find_chromium
 
 REL_TOL = 1e-12
 ABS_TOL = 1e-14
-
-
-class Browser:
-    """One headless Chromium with one page, driven over the DevTools pipe (fds 3 and 4)."""
-
-    def __init__(self, exe, width, height):
-        cmd_r, self._cmd_w = os.pipe()
-        self._out_r, out_w = os.pipe()
-
-        def child():
-            a, b = os.dup(cmd_r), os.dup(out_w)  # dup2 onto 3 and 4 without clobbering
-            os.dup2(a, 3)
-            os.dup2(b, 4)
-
-        self.profile = tempfile.mkdtemp(prefix="live-check-chromium-")
-        self.proc = subprocess.Popen(
-            [exe, "--headless", "--no-sandbox", "--remote-debugging-pipe", "--hide-scrollbars",
-             "--user-data-dir=" + self.profile, "--window-size=%d,%d" % (width, height),
-             "--no-first-run", "--disable-gpu", "about:blank"],
-            preexec_fn=child, close_fds=False, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
-        os.close(cmd_r)
-        os.close(out_w)
-        self._buf, self._id, self.events = b"", 0, []
-        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = self.send("Target.attachToTarget",
-                                 {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Runtime", "Log", "Page"):
-            self.send(domain + ".enable", session=self.session)
-        self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
-                  session=self.session)
-
-    def send(self, method, params=None, session=None):
-        self._id += 1
-        msg = {"id": self._id, "method": method, "params": params or {}}
-        if session:
-            msg["sessionId"] = session
-        os.write(self._cmd_w, json.dumps(msg).encode() + b"\0")
-        while True:
-            m = self._read()
-            if m.get("id") == self._id:
-                if "error" in m:
-                    raise RuntimeError("%s: %s" % (method, m["error"].get("message")))
-                return m["result"]
-            self.events.append(m)
-
-    def _read(self):
-        while b"\0" not in self._buf:
-            chunk = os.read(self._out_r, 1 << 20)
-            if not chunk:
-                raise RuntimeError("Chromium closed the DevTools pipe")
-            self._buf += chunk
-        m, self._buf = self._buf.split(b"\0", 1)
-        return json.loads(m)
-
-    def open(self, url):
-        """Navigates to url and waits for its load event (also without JavaScript)."""
-        self.events = [e for e in self.events if e["method"] != "Page.loadEventFired"]
-        self.page("Page.navigate", {"url": url})
-        while not any(e["method"] == "Page.loadEventFired" for e in self.events):
-            self.events.append(self._read())
-
-    def page(self, method, params=None):
-        return self.send(method, params, session=self.session)
-
-    def eval(self, expression):
-        r = self.page("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
-                                           "returnByValue": True})
-        if "exceptionDetails" in r:
-            d = r["exceptionDetails"]
-            raise RuntimeError(d.get("exception", {}).get("description") or d.get("text"))
-        return r["result"].get("value")
-
-    def console_errors(self):
-        """Errors logged since the last call: exceptions, console.error, browser log errors."""
-        out = []
-        for e in self.events:
-            p = e.get("params", {})
-            if e["method"] == "Runtime.exceptionThrown":
-                d = p["exceptionDetails"]
-                out.append("uncaught: " + (d.get("exception", {}).get("description") or d["text"]))
-            elif e["method"] == "Runtime.consoleAPICalled" and p["type"] in ("error", "assert"):
-                out.append("console.%s: %s" % (p["type"], " ".join(
-                    str(a.get("value", a.get("description", ""))) for a in p["args"])))
-            elif e["method"] == "Log.entryAdded" and p["entry"]["level"] == "error":
-                out.append("log: %s (%s)" % (p["entry"]["text"], p["entry"].get("url", "")))
-        self.events = []
-        return out
-
-    def close(self):
-        self.proc.kill()
-        self.proc.wait()
-        shutil.rmtree(self.profile, ignore_errors=True)
-
-
-# The live figures that are laid out (display is not none, or they have a height).
-SHOWN_JS = """
-Array.from(document.querySelectorAll("div.live-figure")).filter(e =>
-  getComputedStyle(e).display !== "none" || e.getBoundingClientRect().height > 0)
-  .map(e => e.dataset.widget)
-"""
-# The live figures that do not come right after a static figure (unless their spec says why
-# none fits: `alone`, e.g. an identity the chapter states without a figure).
-PLACED_JS = """
-Array.from(document.querySelectorAll("div.live-figure")).filter(e =>
-  !(e.previousElementSibling && e.previousElementSibling.matches("div.image")) &&
-  !(BookLive.specs[e.dataset.widget] && BookLive.specs[e.dataset.widget].alone))
-  .map(e => e.dataset.widget)
-"""
-
-# In the page: every widget, its defaults, checks and program cross-checks.
-WIDGETS_JS = """
-BookLive.ready.then(ws => ws.map(w => ({
-    name: w.name, compute: w.spec.compute,
-    controls: w.spec.controls.map(c => c.name),
-    defaults: Object.fromEntries(w.spec.controls.map(c => [c.name, c.value])),
-    checks: w.spec.checks || [], program: w.spec.program || []})))
-"""
-
-# In the page: set a widget's values, return the query, the result and the shown numbers.
-SET_JS = """
-(() => {
-  const w = BookLive.widgets.find(w => w.name === %s);
-  const last = w.set(%s);
-  const shown = Array.from(w.root.querySelectorAll(".live-num")).map(e => ({
-    key: e.dataset.key, value: e.dataset.value, digits: Number(e.dataset.digits),
-    text: e.textContent}));
-  const err = w.root.querySelector(".live-error");
-  return {query: last.query, json: last.json, shown: shown, error: err && err.textContent};
-})()
-"""
-
-# In the page: change a widget's first slider (or toggle) as a reader does, n times; the time
-# of the input handler, and up to the next painted frame (rAF, then a task after it).
-TIME_JS = """
-(async () => {
-  const w = BookLive.widgets.find(w => w.name === %s);
-  const input = w.root.querySelector("input[type=range]") || w.root.querySelector("input");
-  const handler = [], frame = [];
-  for (let k = 0; k < %d; ++k) {
-    const t0 = performance.now();
-    if (input.type === "range") {
-      const lo = Number(input.min), hi = Number(input.max);
-      input.value = String(lo + (k * 7919) %% (hi - lo + 1));
-      input.dispatchEvent(new Event("input"));
-    } else {
-      input.click();
-    }
-    const t1 = performance.now();
-    await new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)));
-    handler.push(t1 - t0);
-    frame.push(performance.now() - t0);
-  }
-  w.set(Object.fromEntries(w.spec.controls.map(c => [c.name, c.value])));
-  return {handler: handler, frame: frame};
-})()
-"""
+LIVE_JS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "live_check.js")
 
 
 def numbers_of(x, path=""):
@@ -281,8 +124,7 @@ def main():
     if not pages or not os.path.isfile(os.path.join(args.site, "attn-live.js")):
         print("check_live: no chapter pages or no attn-live.js in %s (build the site)" % args.site)
         return 2
-    exe = next((shutil.which(n) for n in (os.environ.get("CHROMIUM"), "chromium",
-                                          "chromium-browser") if n and shutil.which(n)), None)
+    exe = find_chromium()
     if not exe:
         print("check_live: chromium not found (apt-get install chromium); skipping")
         return 77
@@ -291,15 +133,14 @@ def main():
     student_copy = bool(args.root) and os.path.isfile(os.path.join(args.root, ".book-release"))
     problems, timings, compared, shown_count, waiting = [], [], 0, 0, set()
     defined_js = None
-    browser = Browser(exe, args.width, 900)
-    try:
+    with Browser(args.width, 900, exe, hide_scrollbars=True) as browser:
         for page in pages:
             name = os.path.basename(page)
             url = "file://" + os.path.abspath(page)
             browser.open(url)
-            widgets = browser.eval(WIDGETS_JS)
+            widgets = browser.call(LIVE_JS, "widgets")
             if defined_js is None:
-                defined_js = browser.eval("Object.keys(BookLive.specs)")
+                defined_js = browser.call(LIVE_JS, "defined")
             if not widgets:
                 problems.append("%s: no live figure (every chapter has at least one)" % name)
             slug = None
@@ -313,16 +154,16 @@ def main():
                         problems.append("%s: check %s names unknown controls %s" % (
                             where, values, sorted(unknown)))
                         continue
-                    r = browser.eval(SET_JS % (json.dumps(w["name"]), json.dumps(values)))
+                    r = browser.call(LIVE_JS, "set", w["name"], values)
                     runs.append((w, values, r))
                 if args.screenshots:
                     last = (w["checks"] or [w["defaults"]])[-1]
                     for tag, values in (("a", w["defaults"]), ("b", last)):
-                        browser.eval(SET_JS % (json.dumps(w["name"]), json.dumps(values)))
+                        browser.call(LIVE_JS, "set", w["name"], values)
                         shot(browser, w["name"], os.path.join(
                             args.screenshots, "%s-%d-%s.png" % (w["name"], args.width, tag)),
                             args.width)
-                t = browser.eval(TIME_JS % (json.dumps(w["name"]), args.repeat))
+                t = browser.call(LIVE_JS, "time", w["name"], args.repeat)
                 timings.append((w["name"], statistics.median(t["handler"]), max(t["handler"]),
                                 statistics.median(t["frame"]), max(t["frame"])))
             # the same computations, natively
@@ -366,11 +207,11 @@ def main():
                             where, p["key"], got, p["results"], want))
                     else:
                         compared += 1
-            for w in browser.eval(PLACED_JS):
+            for w in browser.call(LIVE_JS, "misplaced"):
                 problems.append("%s: live figure %s does not follow a static figure (put its "
                                 "marker after the figure's caption)" % (name, w))
             browser.page("Emulation.setEmulatedMedia", {"media": "print"})
-            for w in browser.eval(SHOWN_JS):
+            for w in browser.call(LIVE_JS, "shown"):
                 problems.append("%s: live figure %s is printed (print keeps the static figure)"
                                 % (name, w))
             browser.page("Emulation.setEmulatedMedia", {"media": ""})
@@ -380,11 +221,9 @@ def main():
         browser.page("Emulation.setScriptExecutionDisabled", {"value": True})
         for page in pages:
             browser.open("file://" + os.path.abspath(page))
-            for w in browser.eval(SHOWN_JS):
+            for w in browser.call(LIVE_JS, "shown"):
                 problems.append("%s: live figure %s takes room without JavaScript" % (
                     os.path.basename(page), w))
-    finally:
-        browser.close()
     on_pages = {t[0] for t in timings}
     for n in sorted(set(defined_js or []) - on_pages):
         problems.append("live figure %s is defined but on no chapter page (<!-- live: %s -->)" % (n, n))
@@ -405,23 +244,12 @@ def main():
 
 def shot(browser, widget, path, width):
     """A PNG of one widget, in a window tall enough to hold all of it."""
-    import base64
-    find = "BookLive.widgets.find(w => w.name === %s).root" % json.dumps(widget)
-    height = browser.eval("%s.getBoundingClientRect().height" % find)
-    browser.page("Emulation.setDeviceMetricsOverride", {
-        "width": width, "height": int(max(900, height + 200)), "deviceScaleFactor": 1,
-        "mobile": False})
-    rect = browser.eval("""(() => { const e = %s; e.scrollIntoView();
-        const r = e.getBoundingClientRect();
-        return [r.left + scrollX, r.top + scrollY, r.width, r.height]; })()""" % find)
-    data = browser.page("Page.captureScreenshot", {
-        "format": "png", "captureBeyondViewport": True,
-        "clip": {"x": rect[0] - 8, "y": rect[1] - 8, "width": rect[2] + 16,
-                 "height": rect[3] + 16, "scale": 1}})["data"]
-    browser.page("Emulation.setDeviceMetricsOverride", {
-        "width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False})
-    with open(path, "wb") as f:
-        f.write(base64.b64decode(data))
+    height = browser.call(LIVE_JS, "height", widget)
+    browser.set_viewport(width, int(max(900, height + 200)))
+    box = browser.call(LIVE_JS, "box", widget)
+    browser.screenshot(path, clip={"x": box["x"] - 8, "y": box["y"] - 8,
+                                   "width": box["width"] + 16, "height": box["height"] + 16})
+    browser.set_viewport(width, 900)
 
 
 if __name__ == "__main__":

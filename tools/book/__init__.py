@@ -7,8 +7,9 @@
                   the search index, the source pages
     homework/     the homework product: solution markers, release, autograder bundle, grading
                   and its formats, validate, staging of whole output sets
-    browser/      the one headless-Chromium driver (DevTools protocol over a pipe) and the
-                  page checks that use it; its in-page JavaScript lives in .js files beside it
+    browser/      the one headless-Chromium driver (DevTools protocol over a pipe) with its
+                  in-page helpers (helpers.js); the checks that use it are tests/site/check_site.py
+                  and check_live.py, their in-page code in .js files beside them
     performance.py  the performance page drawn from one ./book bench run's JSON
 
 Run with the package's folder on PYTHONPATH, never by editing sys.path:
