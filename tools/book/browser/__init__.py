@@ -104,7 +104,10 @@ class Browser:
         msg = {"id": self._id, "method": method, "params": params or {}}
         if session:
             msg["sessionId"] = session
-        os.write(self._cmd_w, json.dumps(msg).encode() + b"\0")
+        try:
+            os.write(self._cmd_w, json.dumps(msg).encode() + b"\0")
+        except BrokenPipeError:
+            raise self._closed() from None
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             m = self._read(deadline)
@@ -122,15 +125,17 @@ class Browser:
                 raise TimeoutError
             chunk = os.read(self._out_r, 1 << 20)
             if not chunk:
-                try:
-                    status = self.proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    status = None
-                raise BrowserClosed("Chromium exited early (status %s):\n%s" % (
-                    status, self.log_tail()))
+                raise self._closed()
             self._buf += chunk
         m, self._buf = self._buf.split(b"\0", 1)
         return json.loads(m)
+
+    def _closed(self):
+        try:
+            status = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            status = None
+        return BrowserClosed("Chromium exited early (status %s):\n%s" % (status, self.log_tail()))
 
     def page(self, method, params=None, timeout=None):
         """A command to the page (its session)."""
