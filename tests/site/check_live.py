@@ -5,6 +5,8 @@ Chromium, every widget set to each parameter set its chapter's live.js lists (`c
     check_live.py --site build/release/site/html --reference build/release/bin/live-reference
                   --out build/release/out [--screenshots DIR] [--width 1280]
 
+(with tools/ on PYTHONPATH, as CMake's ${BOOK_PYTHON} runs it: it imports book.browser)
+
 A page fails on
   * a console error or an uncaught exception (a widget that cannot compute logs one);
   * a chapter page without a live figure, a widget defined but on no page, or a check that

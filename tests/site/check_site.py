@@ -4,6 +4,8 @@
     check_site.py --site build/<preset>/site/html [--chapters chapters]
     check_site.py --site build/<preset>/site/html --screenshot ch01.html out.png [--height 2400]
 
+(with tools/ on PYTHONPATH, as CMake's ${BOOK_PYTHON} runs it: it imports book.browser)
+
 The site is served from 127.0.0.1 on a free port by this script (python3's http.server, in a
 thread), which also notes every request it answers 404. In one Chromium (book.browser), the
 harness site_check.js runs in a blank page of that origin: it loads the pages, a few at a time,

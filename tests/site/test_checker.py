@@ -4,6 +4,8 @@ assert that check_site.py reports each of them on the right page, and nothing on
 
     test_checker.py --mathjax /usr/share/javascript/mathjax --config docs/mathjax-config.js
 
+(with tools/ on PYTHONPATH, as CMake's ${BOOK_PYTHON} runs it: check_site.py imports book.browser)
+
 Pages are written the way Doxygen 1.9.4 writes them (\\f$..\\f$ -> \\(..\\), SVG figures as
 <object>, code in div.fragment), with the site's own MathJax configuration. With --doxygen the
 same kinds of defects are also written as Doxygen input and rendered by Doxygen itself.

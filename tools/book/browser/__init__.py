@@ -46,11 +46,6 @@ def find_chromium():
     return None
 
 
-def read_script(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read()
-
-
 class Browser:
     """One headless Chromium with one page of width x height CSS pixels."""
 
@@ -66,7 +61,6 @@ class Browser:
             os.dup2(a, 3)
             os.dup2(b, 4)
 
-        self.width, self.height = width, height
         self.profile = tempfile.mkdtemp(prefix="book-chromium-")
         self.log = tempfile.TemporaryFile()  # Chromium's own output, for the reason it died
         flags = FLAGS + ["--user-data-dir=" + self.profile,
@@ -79,8 +73,7 @@ class Browser:
                                      start_new_session=True)
         os.close(cmd_r)
         os.close(out_w)
-        self._buf, self._id, self.events, self._helpers = b"", 0, [], None
-        self._scripts = {}
+        self._buf, self._id, self.events, self._scripts = b"", 0, [], {}
         try:
             target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
             self.session = self.send("Target.attachToTarget",
@@ -146,7 +139,9 @@ class Browser:
         self.events = [e for e in self.events if e["method"] != "Page.loadEventFired"]
         self.page("Page.navigate", {"url": url})
         while not any(e["method"] == "Page.loadEventFired" for e in self.events):
-            self.events.append(self._read())
+            m = self._read()
+            if "method" in m:
+                self.events.append(m)
 
     def evaluate(self, expression, timeout=None):
         """The value of a JavaScript expression in the page (a promise is awaited);
@@ -163,7 +158,8 @@ class Browser:
         passed as JSON, the driver's helpers in scope as `book`."""
         for path in (HELPERS, script):
             if path not in self._scripts:
-                self._scripts[path] = read_script(path).strip().rstrip(";")
+                with open(path, encoding="utf-8") as f:
+                    self._scripts[path] = f.read().strip().rstrip(";")
         return self.evaluate("(() => { const book = %s;\nreturn (%s)[%s](...%s); })()" % (
             self._scripts[HELPERS], self._scripts[script], json.dumps(function),
             json.dumps(list(args))), timeout=timeout)
