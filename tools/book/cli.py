@@ -179,18 +179,19 @@ def book_run(args):
 
 # Google Benchmark's options (libbenchmark 1.7), which ./book bench passes to every benchmark;
 # the output file and its format are ./book's. Checked here, before the build.
+BOOLEAN = (r"(true|false)", "true or false")  # a flag alone means =true
 BENCH_OPTIONS = (  # (name, the values it takes as a regular expression, in words)
     ("benchmark_filter", r".+", "a regular expression"),
-    ("benchmark_list_tests", r"(true|false)", "true or false"),
+    ("benchmark_list_tests", *BOOLEAN),
     ("benchmark_min_time", r"[0-9]+(\.[0-9]+)?s?", "seconds, e.g. 0.5 or 0.5s"),
     ("benchmark_min_warmup_time", r"[0-9]+(\.[0-9]+)?", "seconds, e.g. 0.1"),
     ("benchmark_repetitions", r"[1-9][0-9]{0,3}", "an integer in [1, 9999]"),
-    ("benchmark_enable_random_interleaving", r"(true|false)", "true or false"),
-    ("benchmark_report_aggregates_only", r"(true|false)", "true or false"),
-    ("benchmark_display_aggregates_only", r"(true|false)", "true or false"),
+    ("benchmark_enable_random_interleaving", *BOOLEAN),
+    ("benchmark_report_aggregates_only", *BOOLEAN),
+    ("benchmark_display_aggregates_only", *BOOLEAN),
     ("benchmark_format", r"(console|json|csv)", "console, json or csv"),
     ("benchmark_color", r"(auto|true|false)", "auto, true or false"),
-    ("benchmark_counters_tabular", r"(true|false)", "true or false"),
+    ("benchmark_counters_tabular", *BOOLEAN),
     ("benchmark_time_unit", r"(ns|us|ms|s)", "ns, us, ms or s"),
     ("benchmark_context", r"[A-Za-z_][A-Za-z0-9_]*=[^,]*(,[A-Za-z_][A-Za-z0-9_]*=[^,]*)*",
      "key=value[,key=value...]"),
@@ -205,7 +206,7 @@ def check_bench_options(args):
     for arg in args:
         if re.match(r"--(benchmark_out|benchmark_out_format)(=|$)", arg):
             refuse(f"bench: {arg.split('=')[0]} is set by ./book (JSON in {BENCH_OUT}/)")
-        m = re.fullmatch(r"--([a-z_]+)(?:=(.*))?", arg, re.S)  # a flag alone means =true
+        m = re.fullmatch(r"--([a-z_]+)(?:=(.*))?", arg, re.S)
         if not m:
             refuse(f"bench: unknown option '{arg}' (options, each as --name=value: {names})")
         name, value = m.group(1), m.group(2)
@@ -213,7 +214,7 @@ def check_bench_options(args):
             refuse(f"bench: unknown option '--{name}' (options, each as --name=value: {names})")
         pattern, accepts = takes[name]
         if value is None:
-            if pattern != "(true|false)":
+            if (pattern, accepts) != BOOLEAN:
                 refuse(f"bench: --{name} needs a value (--{name}=VALUE): {accepts}")
             value = "true"
         if not re.fullmatch(pattern, value, re.S):
