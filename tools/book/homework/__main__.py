@@ -191,7 +191,8 @@ def main(argv):
     try:
         a = parser()(argv)
         return {"release": cmd_release, "grade": cmd_grade, "validate": cmd_validate,
-                "check": cmd_check, "autograde": cmd_autograde, "list": cmd_list, "leak-test": cmd_leak_test, "labels": cmd_labels,
+                "check": cmd_check, "autograde": cmd_autograde, "list": cmd_list,
+                "leak-test": cmd_leak_test, "labels": cmd_labels,
                 "run-chapter": cmd_run_chapter}[a.cmd](a)
     except UsageError as e:
         print(f"book: {e}", file=sys.stderr)

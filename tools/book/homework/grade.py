@@ -267,7 +267,7 @@ def cmd_grade(args):
     if args.instructor is not None:
         inst = os.path.abspath(args.instructor) if args.instructor else ""
         if not inst or not os.path.isdir(inst) or is_student_copy(inst) \
-                or not os.path.isfile(os.path.join(inst, "tools", "book", "homework", "__init__.py")):
+                or not os.path.isdir(os.path.join(inst, "tools", "book", "homework")):
             raise UsageError(f"--instructor {args.instructor}: not the instructor's copy of "
                              "the book; it takes the directory of the book with the solutions")
     if args.out is not None:
