@@ -79,8 +79,7 @@ def chapter_list():
 
 def require_chapter(command, nn):
     """Refuses (exit 2) unless chapters/NN-*/ exists."""
-    if not re.fullmatch(r"[0-9][0-9]", nn) or not glob.glob(os.path.join(ROOT, "chapters",
-                                                                        nn + "-*/")):
+    if not re.fullmatch(r"[0-9][0-9]", nn) or not glob.glob(f"{ROOT}/chapters/{nn}-*/"):
         refuse(f"{command} needs a chapter number NN, one of: {chapter_list()}(got '{nn}')")
 
 
