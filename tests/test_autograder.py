@@ -22,10 +22,9 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-import homework as hw  # noqa: E402
+from book.build import ROOT
+from book.homework.leak_test import distinctive_lines, leaks
+from book.homework.markers import scan
 
 failures = []
 
@@ -47,18 +46,18 @@ def grade(bundle, submission, results, *extra):
 
 
 def main():
-    _, exercises = hw.scan(ROOT)
+    _, exercises = scan(ROOT)
     files = sorted({f["file"] for e in exercises.values() for f in e["functions"]})
     with tempfile.TemporaryDirectory() as tmp:
         inside = os.path.join(ROOT, "build", "autograder-inside")
-        r = subprocess.run([sys.executable, "-B", os.path.join(HERE, "homework.py"), "release",
+        r = subprocess.run([sys.executable, "-B", "-m", "book.homework", "release",
                             "--autograder", inside], capture_output=True, text=True)
         lines = [x for x in r.stderr.splitlines() if x.strip()]
         check(r.returncode == 2 and len(lines) == 1 and not os.path.exists(inside),
               f"a bundle inside the book is refused in one line, exit 2 ({r.stderr.strip()})")
 
         bundle = os.path.join(tmp, "ag")
-        r = subprocess.run([sys.executable, "-B", os.path.join(HERE, "homework.py"), "release",
+        r = subprocess.run([sys.executable, "-B", "-m", "book.homework", "release",
                             "--autograder", bundle], capture_output=True, text=True)
         check(r.returncode == 0, f"release --autograder writes the bundle ({r.stderr.strip()})")
         for name in ("setup.sh", "run_autograder"):
@@ -67,13 +66,13 @@ def main():
                       for f in files), "the bundle's book holds stubs, not solutions")
         # (The bundle keeps the hidden tests: a worked solution's line that is also a hidden
         # test's is not a leak there.)
-        files_marked = hw.scan(ROOT)[0]
+        files_marked = scan(ROOT)[0]
         hidden_text = "\n".join(line for _, regions in files_marked.values() for r in regions
                                 if r.kind == "hidden" for line in r.lines)
-        leaked = hw.leaks(os.path.join(bundle, "book"),
-                          [x for x in hw.distinctive_lines(files_marked)
-                           if x[1] == "solution" or (x[1].startswith("worked")
-                                                     and x[2] not in hidden_text)])
+        leaked = leaks(os.path.join(bundle, "book"),
+                       [x for x in distinctive_lines(files_marked)
+                        if x[1] == "solution" or (x[1].startswith("worked")
+                                                  and x[2] not in hidden_text)])
         check(not leaked, f"no solution text in the bundle ({leaked[:2]})")
 
         r = subprocess.run([os.path.join(bundle, "setup.sh")], capture_output=True, text=True)

@@ -21,11 +21,12 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import homework as hw  # noqa: E402
+from book.build import ROOT
+from book.homework import UsageError, release, staging
+from book.homework.markers import is_student_copy
+from book.homework.staging import Interrupted, write_atomically
 
-BOOK = os.path.join(hw.ROOT, "book")
+BOOK = os.path.join(ROOT, "book")
 failures = []
 
 
@@ -109,7 +110,7 @@ def main():
         open(a_file, "w").write("x\n")
         student = os.path.join(tmp, "student")
         r = run_book(["release", "--out", student], cwd=work)
-        check(r.returncode == 0 and hw.is_student_copy(student),
+        check(r.returncode == 0 and is_student_copy(student),
               f"./book release into a new directory ({r.stderr.strip()[-200:]})")
         sbook = os.path.join(student, "book")
 
@@ -151,10 +152,10 @@ def main():
                 (["release", "--o", "x"], ["unknown option '--o'", "--out DIR"], BOOK),
                 (["release", "--out", "x", "--bogus"], ["unknown option '--bogus'"], BOOK),
                 (["release", "--out", "x", "y"], ["unknown argument 'y'"], BOOK),
-                (["release", "--out", hw.ROOT], ["--out", "the book"], BOOK),
-                (["release", "--out", os.path.join(hw.ROOT, "build", "student")],
+                (["release", "--out", ROOT], ["--out", "the book"], BOOK),
+                (["release", "--out", os.path.join(ROOT, "build", "student")],
                  ["--out", "inside it"], BOOK),
-                (["release", "--out", os.path.dirname(hw.ROOT)], ["--out", "above it"], BOOK),
+                (["release", "--out", os.path.dirname(ROOT)], ["--out", "above it"], BOOK),
                 (["release", "--out", "/proc/x"], ["--out /proc/x", "cannot write"], BOOK),
                 (["release", "--out", a_file], ["--out", "not a directory"], BOOK),
                 (["release", "--out", os.path.join(a_file, "x")], ["--out",
@@ -189,7 +190,7 @@ def main():
                 (["check"], ["exercise id is required"], sbook),
                 (["check", "99.9"], ["99.9", "unknown exercise"], sbook),
                 (["check", "03.1", "--frob"], ["unknown option '--frob'"], sbook),
-                (["release", "--autograder", os.path.join(hw.ROOT, "build", "ag")],
+                (["release", "--autograder", os.path.join(ROOT, "build", "ag")],
                  ["--autograder", "inside it"], BOOK),
                 (["release", "--autograder", nonempty], ["--autograder", "not empty"], BOOK),
                 (["release", "--autograder", nonempty, "--force"],
@@ -227,25 +228,26 @@ def main():
             if small.mounted:
                 refused(["release", "--out", os.path.join(small.path, "copy")], work,
                         ["--out", "needs", "MiB", "free"], tmp)
-                real_statvfs = hw.os.statvfs
-                hw.os.statvfs = lambda p: argparse.Namespace(f_bavail=1 << 30, f_frsize=4096)
+                real_statvfs = release.os.statvfs
+                release.os.statvfs = lambda p: argparse.Namespace(f_bavail=1 << 30,
+                                                                  f_frsize=4096)
                 try:
-                    hw.cmd_release(argparse.Namespace(out=os.path.join(small.path, "a", "b"),
-                                                      autograder=None, force=False))
+                    release.cmd_release(argparse.Namespace(
+                        out=os.path.join(small.path, "a", "b"), autograder=None, force=False))
                     check(False, "a release onto a full filesystem fails")
-                except hw.UsageError as e:
+                except UsageError as e:
                     check("No space left" in str(e) and os.listdir(small.path) == [],
                           f"a release that fills the disk half-way leaves nothing ({e})")
                 finally:
-                    hw.os.statvfs = real_statvfs
+                    release.os.statvfs = real_statvfs
         finally:
             for m in mounts:
                 m.close()
 
         # The JSON of a grade is written whole or not at all.
         target = os.path.join(tmp, "grades.json")
-        hw.write_atomically(target, '{"score": 1}\n', "--out")
-        hw.write_atomically(target, '{"score": 2}\n', "--out")
+        write_atomically(target, '{"score": 1}\n', "--out")
+        write_atomically(target, '{"score": 2}\n', "--out")
         check(open(target).read() == '{"score": 2}\n'
               and sorted(os.listdir(tmp)).count("grades.json") == 1
               and not [f for f in os.listdir(tmp) if ".tmp-" in f],
@@ -292,21 +294,21 @@ def main():
 
         # An interrupt in the middle of the copy, made certain: sync_tree stops half-way.
         # A new release leaves nothing; a --force release leaves the earlier one as it was.
-        real_sync = hw.sync_tree
+        real_sync = staging.sync_tree
 
         def half_then_interrupt(root, content, out, keep=("build",)):
             half = dict(list(content.items())[:len(content) // 2])
             real_sync(root, half, out, keep)
-            raise hw.Interrupted(signal.SIGTERM)
-        hw.sync_tree = half_then_interrupt
+            raise Interrupted(signal.SIGTERM)
+        staging.sync_tree = half_then_interrupt
         before = {rel: os.stat(os.path.join(student, rel)).st_mtime_ns
                   for rel in tree(student) if os.path.isfile(os.path.join(student, rel))}
         try:
             for out, force in ((os.path.join(tmp, "mid", "copy"), False), (student, True)):
                 try:
-                    hw.cmd_release(argparse.Namespace(out=out, autograder=None, force=force))
+                    release.cmd_release(argparse.Namespace(out=out, autograder=None, force=force))
                     check(False, "the interrupt stops the release")
-                except hw.Interrupted:
+                except Interrupted:
                     pass
             check(not os.path.exists(os.path.join(tmp, "mid")),
                   "an interrupt half-way through a new release leaves nothing")
@@ -316,7 +318,7 @@ def main():
                   "an interrupt half-way through release --force leaves the earlier release "
                   "untouched (build/ included) and no temporary directory")
         finally:
-            hw.sync_tree = real_sync
+            staging.sync_tree = real_sync
 
     print(f"{len(failures)} failures")
     return 1 if failures else 0

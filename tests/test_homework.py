@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Tests of tests/homework.py (run by ctest in the instructor's copy; a few seconds).
+"""Tests of the homework product, book.homework (run by ctest in the instructor's copy; a few
+seconds).
 
 - the release: every solution region is a stub that throws attn::exercise_not_done with its
   id, hidden tests are gone (one placeholder line each), every other file is byte-identical,
@@ -17,9 +18,13 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import homework as hw  # noqa: E402
+from book import pages
+from book.build import ROOT, chapter_numbers
+from book.homework import UsageError, formats
+from book.homework.grade import (POINTS_FILE, claim_of, failure_feedback, hidden_restored,
+                                 load_points)
+from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_test_names,
+                                   parse_regions, read_text, release_text, scan)
 
 failures = []
 
@@ -31,8 +36,10 @@ def check(ok, what):
 
 
 def book(root, *args):
-    return subprocess.run([sys.executable, "-B", os.path.join(root, "tests", "homework.py"),
-                           *args], capture_output=True, text=True)
+    """The homework tool of the book at `root` (its tools/ on PYTHONPATH)."""
+    return subprocess.run([sys.executable, "-B", "-m", "book.homework", *args],
+                          capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=os.path.join(root, "tools")))
 
 
 def one_line_exit_2(r, what):
@@ -42,27 +49,27 @@ def one_line_exit_2(r, what):
 
 
 def main():
-    files, exercises = hw.scan(hw.ROOT)
+    files, exercises = scan(ROOT)
     check(len(exercises) >= 6, f"at least six exercises ({', '.join(exercises)})")
     chapters = {i[:2] for i in exercises}
-    check(chapters >= set(hw.chapter_numbers(hw.ROOT)), "a code exercise in every chapter")
+    check(chapters >= set(chapter_numbers(ROOT)), "a code exercise in every chapter")
 
     with tempfile.TemporaryDirectory() as tmp:
         a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
-        r = book(hw.ROOT, "release", "--out", a)
+        r = book(ROOT, "release", "--out", a)
         check(r.returncode == 0, f"release into a new directory ({r.stderr.strip()})")
-        book(hw.ROOT, "release", "--out", b)
+        book(ROOT, "release", "--out", b)
         cmp = filecmp.dircmp(a, b)
         same = not cmp.left_only and not cmp.right_only
-        for rel in hw.book_files(a):
+        for rel in book_files(a):
             same = same and filecmp.cmp(os.path.join(a, rel), os.path.join(b, rel), False)
         check(same, "two releases are identical")
 
-        marker = json.load(open(os.path.join(a, hw.MARKER_FILE)))
+        marker = json.load(open(os.path.join(a, MARKER_FILE)))
         check([e["id"] for e in marker["exercises"]] == list(exercises),
               "the marker file lists the exercises")
-        for rel in hw.book_files(hw.ROOT):
-            if hw.INSTRUCTOR_ONLY.fullmatch(rel):
+        for rel in book_files(ROOT):
+            if INSTRUCTOR_ONLY.fullmatch(rel):
                 check(not os.path.exists(os.path.join(a, rel)),
                       f"{rel} (a worked solution) is not in the student copy")
             elif rel in files:
@@ -77,16 +84,16 @@ def main():
                     else:
                         check(f"// Hidden tests of exercise {reg.id}:" in text,
                               f"{rel}: hidden tests of {reg.id} replaced by one line")
-                check(not hw.parse_regions(rel, text), f"{rel}: no markers left")
-            elif rel.endswith(".md") and not filecmp.cmp(os.path.join(hw.ROOT, rel),
+                check(not parse_regions(rel, text), f"{rel}: no markers left")
+            elif rel.endswith(".md") and not filecmp.cmp(os.path.join(ROOT, rel),
                                                           os.path.join(a, rel), False):
                 # a page's code blocks quote the release's sources: the stubs
-                want = hw.pages.expected(a, None, os.path.join(a, rel),
-                                         hw.read_text(os.path.join(hw.ROOT, rel)),
-                                         code_only=True)
-                check(hw.read_text(os.path.join(a, rel)) == want,
+                want = pages.expected(a, None, os.path.join(a, rel),
+                                      read_text(os.path.join(ROOT, rel)),
+                                      code_only=True)
+                check(read_text(os.path.join(a, rel)) == want,
                       f"{rel}: copied with its code blocks quoting the release's stubs")
-            elif not filecmp.cmp(os.path.join(hw.ROOT, rel), os.path.join(a, rel), False):
+            elif not filecmp.cmp(os.path.join(ROOT, rel), os.path.join(a, rel), False):
                 check(False, f"{rel} is copied unchanged")
         check(os.access(os.path.join(a, "book"), os.X_OK), "./book stays executable")
 
@@ -95,24 +102,24 @@ def main():
         edited = os.path.join(a, "chapters", "03-least-squares", "test_exercises.cpp")
         with open(edited, "a") as f:
             f.write("// a student's edit\n")
-        restored = hw.hidden_restored(a, hw.ROOT)
+        restored = hidden_restored(a, ROOT)
         for rel, (text, regions) in files.items():
             if any(r.kind == "hidden" for r in regions):
-                want = hw.release_text(text, regions, keep_hidden=True).encode()
+                want = release_text(text, regions, keep_hidden=True).encode()
                 check(restored[rel] == want, f"{rel}: hidden tests restored for grading")
 
         # Bad input: exit 2, one line, nothing written.
         stamp = os.path.join(a, "README.md")
         before = os.stat(stamp).st_mtime_ns
-        one_line_exit_2(book(hw.ROOT, "release", "--out", a), "release into a non-empty dir")
+        one_line_exit_2(book(ROOT, "release", "--out", a), "release into a non-empty dir")
         check(os.stat(stamp).st_mtime_ns == before, "... and nothing is overwritten")
         other = os.path.join(tmp, "other")
         os.makedirs(other)
         open(os.path.join(other, "notes.txt"), "w").write("mine\n")
-        one_line_exit_2(book(hw.ROOT, "release", "--out", other, "--force"),
+        one_line_exit_2(book(ROOT, "release", "--out", other, "--force"),
                         "release --force into a directory that is not a student copy")
         check(os.listdir(other) == ["notes.txt"], "... and nothing is written there")
-        one_line_exit_2(book(hw.ROOT, "grade"), "grade in the instructor's copy")
+        one_line_exit_2(book(ROOT, "grade"), "grade in the instructor's copy")
         one_line_exit_2(book(a, "grade", "--exercise", "99.9"), "grade --exercise 99.9")
         one_line_exit_2(book(a, "release", "--out", os.path.join(tmp, "c")),
                         "release from a student copy")
@@ -123,7 +130,7 @@ def main():
     for bad in ["// BEGIN SOLUTION 01.1\nint x;\n", "// END SOLUTION\n",
                 "// BEGIN SOLUTION 01.1\n// BEGIN HIDDEN TESTS 01.1\n"]:
         try:
-            hw.parse_regions("x.cpp", bad)
+            parse_regions("x.cpp", bad)
             check(False, f"a bad fence is refused: {bad!r}")
         except ValueError:
             check(True, f"a bad fence is refused: {bad!r}")
@@ -139,7 +146,7 @@ def main():
                      {"exercise": "01.1", "name": "01:a hidden claim", "claim": "a hidden claim",
                       "passed": False, "hidden": True, "points": 0.0, "max_points": 1.0,
                       "feedback": ""}]}
-    gs = hw.grade_formats.gradescope(run)
+    gs = formats.gradescope(run)
     check(gs["score"] == 2.0 and gs["execution_time"] == 2 and
           [(t["score"], t["max_score"], t["visibility"]) for t in gs["tests"]]
           == [(2.0, 2.0, "visible"), (0.0, 1.0, "after_published")],
@@ -147,47 +154,47 @@ def main():
     check(gs["tests"][1]["name"] == "01.1 a hidden claim" and
           gs["tests"][1]["output"].startswith("failed ("),
           "gradescope: a hidden test shows its claim and pass/fail only")
-    pl = hw.grade_formats.prairielearn(run)
+    pl = formats.prairielearn(run)
     check(pl["gradable"] and abs(pl["score"] - 2 / 3) < 1e-4 and
           [(t["points"], t["max_points"]) for t in pl["tests"]] == [(2.0, 2.0), (0.0, 1.0)],
           "prairielearn: score in [0, 1] and points per test")
-    gc = hw.grade_formats.github_classroom(run)
+    gc = formats.github_classroom(run)
     check(gc["status"] == "fail" and gc["max_score"] == 3.0 and
           [(t["status"], t["score"]) for t in gc["tests"]] == [("pass", 2.0), ("fail", 0.0)],
           "github-classroom: status, max_score and tests")
     broken = dict(run, build_ok=False, broken_exercises=["01.1"], build_message="x.cpp:1:1: error")
-    check(hw.grade_formats.prairielearn(broken)["gradable"] is False,
+    check(formats.prairielearn(broken)["gradable"] is False,
           "prairielearn: gradable false when the submission does not compile")
-    old = hw.grade_formats.merged_csv("", dict(run, student="bob"))
-    both = hw.grade_formats.merged_csv(old, run)
-    again = hw.grade_formats.merged_csv(both, run)
-    check(both.splitlines()[0] == ",".join(hw.grade_formats.CSV_HEADER) and
+    old = formats.merged_csv("", dict(run, student="bob"))
+    both = formats.merged_csv(old, run)
+    again = formats.merged_csv(both, run)
+    check(both.splitlines()[0] == ",".join(formats.CSV_HEADER) and
           both.splitlines()[1:] == ["ada,01.1,2.0,3.0,1,2,partly done",
                                     "bob,01.1,2.0,3.0,1,2,partly done"] and again == both,
           "csv: one row per student and exercise; a regrade replaces the student's rows")
     with tempfile.TemporaryDirectory() as tmp:
         os.makedirs(os.path.join(tmp, "tests"))
-        with open(os.path.join(tmp, hw.POINTS_FILE), "w") as f:
+        with open(os.path.join(tmp, POINTS_FILE), "w") as f:
             f.write('default = 2\n[tests]\n"03:the hat matrix" = 5\n')
-        check(hw.load_points(tmp) == (2.0, {"03:the hat matrix": 5.0}),
+        check(load_points(tmp) == (2.0, {"03:the hat matrix": 5.0}),
               "points: a default and one test's own")
-        with open(os.path.join(tmp, hw.POINTS_FILE), "w") as f:
+        with open(os.path.join(tmp, POINTS_FILE), "w") as f:
             f.write('default = -1\n')
         try:
-            hw.load_points(tmp)
+            load_points(tmp)
             check(False, "negative points are refused")
-        except hw.UsageError:
+        except UsageError:
             check(True, "negative points are refused")
-    check(hw.claim_of("03:the hat matrix is symmetric") == "the hat matrix is symmetric" and
-          hw.claim_of("lib: softmax rows sum to 1") == "softmax rows sum to 1",
+    check(claim_of("03:the hat matrix is symmetric") == "the hat matrix is symmetric" and
+          claim_of("lib: softmax rows sum to 1") == "softmax rows sum to 1",
           "a test's claim is its name without the binary's prefix")
-    fb = hw.failure_feedback(
+    fb = failure_feedback(
         "[doctest] doctest version\n=====\n/r/chapters/t.cpp:20:\nTEST SUITE: ex03.1\n"
         "TEST CASE:  c\n\n/r/chapters/t.cpp:25: ERROR: CHECK( a == b ) is NOT correct!\n"
         "  values: CHECK( 1 == 2 )\n\n=====\n[doctest] test cases: 1 | 0 passed\n", "/r")
     check(fb == "chapters/t.cpp:25: ERROR: CHECK( a == b ) is NOT correct!\n"
                "  values: CHECK( 1 == 2 )", f"a failed test's feedback is its assertion and values ({fb!r})")
-    hidden = hw.hidden_test_names(files)
+    hidden = hidden_test_names(files)
     check(hidden and all(n for n in hidden), f"hidden test names are found ({len(hidden)})")
 
     print(f"{len(failures)} failures")

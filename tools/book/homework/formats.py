@@ -1,4 +1,4 @@
-"""The grade of one submission in the formats course tools read (used by tests/homework.py).
+"""The grade of one submission in the formats course tools read (book.homework.grade writes it).
 
 Everything here is a pure function of one grading run, `run`, a dict:
 
@@ -13,8 +13,9 @@ Everything here is a pure function of one grading run, `run`, a dict:
                            feedback}] — feedback is empty for hidden tests: they show
                            pass or fail and their claim, never an expression or a value
 
-Points come from tests/points.toml (homework.load_points): a test case is worth its points
-when it passes and 0 when it fails, so an exercise earns partial credit test by test.
+Points come from tests/points.toml (book.homework.grade.load_points): a test case is worth
+its points when it passes and 0 when it fails, so an exercise earns partial credit test by
+test.
 """
 import csv
 import io

@@ -1,0 +1,197 @@
+"""The build, in one place: the Debian packages the book needs, configure/build/ctest, the
+chapters (chapters/NN-slug/) and the targets their tests need. ./book's commands (book.cli)
+and the homework product (book.homework) both build through here."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+# tools/book/build.py: the book is two folders up from the package.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Debian packages the book needs; chromium only for the page tests.
+BUILD_PACKAGES = ("cmake", "make", "ninja-build", "g++", "ccache", "libeigen3-dev", "doctest-dev",
+                  "libcli11-dev", "nlohmann-json3-dev", "libfmt-dev", "libbenchmark-dev",
+                  "gnuplot-nox", "doxygen", "graphviz", "libjs-mathjax", "fonts-mathjax",
+                  "python3", "python3-pygments", "python3-markdown-it", "doxygen-awesome-css",
+                  "libjs-lunr", "emscripten")
+TEST_PACKAGES = ("chromium",)
+# The peers of the benchmarks (bench/peers/): PyTorch and NumPy on OpenBLAS, the BLAS a user has.
+BENCH_PACKAGES = ("python3-torch", "python3-numpy", "libopenblas0-pthread")
+
+
+def say(message):
+    print(f"\033[1m==> {message}\033[0m" if sys.stderr.isatty() else f"==> {message}",
+          file=sys.stderr, flush=True)
+
+
+def jobs():
+    """How many compile jobs: the processors this process may run on (as nproc counts)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 2
+    except (AttributeError, OSError):
+        return os.cpu_count() or 2
+
+
+def exit_code(returncode):
+    """A child's exit code as a shell reports it: 128 + N for a child killed by signal N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def run_or_exit(cmd, **kw):
+    """Runs `cmd` in the book; a failure ends ./book with the command's exit code."""
+    rc = subprocess.run(cmd, cwd=kw.pop("cwd", ROOT), **kw).returncode
+    if rc != 0:
+        sys.exit(exit_code(rc))
+
+
+def installed(package):
+    r = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status}", package],
+                       capture_output=True, text=True)
+    return r.returncode == 0 and r.stdout.strip() == "installed"
+
+
+def ensure_packages(packages):
+    """Installs the missing Debian packages as root; otherwise prints the apt-get line that
+    would and exits 1. Off Debian it only names them."""
+    if not shutil.which("dpkg-query"):
+        say("not a Debian system: make sure these (or their equivalents) are installed: "
+            + " ".join(packages))
+        return
+    missing = [p for p in packages if not installed(p)]
+    if not missing:
+        return
+    if os.geteuid() != 0:
+        print(f"book: missing Debian packages: {' '.join(missing)}", file=sys.stderr)
+        print("book: install them with:", file=sys.stderr)
+        print("  sudo apt-get update && sudo apt-get install -y --no-install-recommends "
+              + " ".join(missing), file=sys.stderr)
+        sys.exit(1)
+    say(f"installing {' '.join(missing)}")
+    run_or_exit(["apt-get", "update", "-qq"])
+    run_or_exit(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing],
+                env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+
+
+def configure(preset):
+    """Configures build/PRESET once; cmake re-runs itself later when a CMakeLists.txt changes."""
+    if os.path.isfile(os.path.join(ROOT, "build", preset, "CMakeCache.txt")):
+        return
+    say(f"configuring (preset {preset})")
+    run_or_exit(["cmake", "--preset", preset], stdout=subprocess.DEVNULL)
+
+
+def build(preset, targets=()):
+    say(f"building (preset {preset}{': ' + ' '.join(targets) if targets else ''})")
+    run_or_exit(["cmake", "--build", "--preset", preset, "--parallel", str(jobs()),
+                 *(["--target", *targets] if targets else [])])
+
+
+def ctest(preset, *args):
+    run_or_exit(["ctest", "--preset", preset, *args])
+
+
+# ---- the chapters and the targets their tests need ----------------------------------------------
+
+def chapter_numbers(root=ROOT):
+    """NN of every chapters/NN-slug/, sorted."""
+    return sorted(d[:2] for d in os.listdir(os.path.join(root, "chapters"))
+                  if re.match(r"\d\d-", d) and os.path.isdir(os.path.join(root, "chapters", d)))
+
+
+# Target: its folder in the build tree. The test binaries of tests/ (every chapter's are
+# test-NN) and live-reference, which a test runs (the live figures' compute functions).
+LIBRARY_TESTS = {"test-lib": "tests", "test-harness": "tests", "test-live": "tests",
+                 "live-reference": "bin"}
+
+
+def build_targets(root=ROOT):
+    """Every test binary and chapter program (what the exercises' tests need; no site)."""
+    nn = chapter_numbers(root)
+    return list(LIBRARY_TESTS) + [f"test-{n}" for n in nn] + [f"ch{n}" for n in nn]
+
+
+# ---- a build tree of a copy of the book (validate's, a grader's, an autograder's) ---------------
+
+def run_logged(cmd, log=None, **kw):
+    """Runs `cmd`, its output appended to `log` (after the command line) when given."""
+    if log:
+        with open(log, "a") as f:
+            f.write("$ " + " ".join(cmd) + "\n")
+            f.flush()
+            return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, **kw).returncode
+    return subprocess.run(cmd, **kw).returncode
+
+
+LEAN_BUILD = os.path.join("build", "lean")
+
+
+def lean_configure(src, log):
+    """Configures SRC/build/lean: the tests and programs only (no site, no benchmarks).
+    Every lean tree (validate's, grade --instructor's, an autograder's) sits at the same place
+    inside its own copy of the book, and the compiler runs through ccache with base_dir set to
+    the copy (CMakeLists.txt): the same file compiled in another copy is a cache hit, so only
+    what differs is compiled."""
+    build = os.path.join(src, LEAN_BUILD)
+    if os.path.isfile(os.path.join(build, "CMakeCache.txt")):
+        return 0
+    return run_logged(["cmake", "-S", src, "-B", build, "-G", "Ninja",
+                       "-DCMAKE_BUILD_TYPE=Release", "-DBOOK_WITH_SITE=OFF",
+                       "-DBOOK_WITH_BENCH=OFF"], log)
+
+
+def cmake_build(build, targets, log, jobs):
+    return run_logged(["cmake", "--build", build, "--parallel", str(jobs), "--target", *targets],
+                      log)
+
+
+def run_ctest(build, label_regex=None, exclude_regex=None, jobs=2, log=None, name_regex=None):
+    """{test name: (status, output)} of one ctest run; status is passed, failed or skipped,
+    output what the test printed (ctest's JUnit report)."""
+    junit = os.path.join(build, "homework-ctest.xml")
+    if os.path.exists(junit):
+        os.remove(junit)
+    cmd = ["ctest", "--test-dir", build, "-j", str(jobs), "--output-junit", junit,
+           "--no-tests=ignore"]
+    if label_regex:
+        cmd += ["-L", label_regex]
+    if exclude_regex:
+        cmd += ["-LE", exclude_regex]
+    if name_regex:
+        cmd += ["-R", name_regex]
+    run_logged(cmd, log)
+    results = {}
+    if not os.path.isfile(junit):
+        return results
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        status = case.get("status", "")
+        failed = case.find("failure") is not None or case.find("error") is not None
+        skipped = status in ("notrun", "disabled") or case.find("skipped") is not None
+        out = case.find("system-out")
+        results[case.get("name")] = ("skipped" if skipped
+                                     else "failed" if failed or status == "fail" else "passed",
+                                     out.text or "" if out is not None else "")
+    return results
+
+
+def labels_of(build, binaries=None):
+    """{test name: [labels]} from `ctest --show-only=json-v1`; with `binaries` (a dict),
+    also {test name: the book's binaries its command runs (test-NN, chNN)}."""
+    r = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1"],
+                       capture_output=True, text=True)
+    out = {}
+    if r.returncode != 0:
+        return out
+    for t in json.loads(r.stdout).get("tests", []):
+        labels = []
+        for p in t.get("properties", []):
+            if p.get("name") == "LABELS":
+                labels = p.get("value", [])
+        out[t["name"]] = labels
+        if binaries is not None:
+            binaries[t["name"]] = [os.path.basename(c) for c in t.get("command", [])
+                                   if re.fullmatch(r"test-\w+|ch\d\d", os.path.basename(c))]
+    return out

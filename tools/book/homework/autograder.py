@@ -1,0 +1,177 @@
+"""The autograder bundle (Gradescope; PrairieLearn reads the same results): what
+./book release --autograder writes (the book with its hidden tests and no solution, the
+stubs, setup.sh, run_autograder), and `autograde`, which those two scripts run."""
+import glob
+import json
+import os
+import sys
+
+from book.build import LEAN_BUILD, build_targets, cmake_build, lean_configure, say
+from book.homework import UsageError, formats
+from book.homework.grade import POINTS_FILE, grade_run, print_table
+from book.homework.markers import load_marker, read_text
+from book.homework.staging import existing_ancestor, probe_writable, write_atomically
+from book.homework.student_copy import release_files
+
+AUTOGRADER_MARKER = ".book-autograder"
+EXECUTABLES = ("setup.sh", "run_autograder", "book/book")
+# What grading needs (no site, no benchmarks): Debian and Ubuntu packages.
+GRADE_PACKAGES = ("cmake ninja-build g++ ccache libeigen3-dev doctest-dev libcli11-dev "
+                  "nlohmann-json3-dev libfmt-dev python3")
+
+SETUP_SH = """#!/usr/bin/env bash
+# The autograder's setup (Gradescope runs it once, as root, when it builds the image): installs
+# the packages the book's tests need, then builds the tests with the exercises' stubs, so that
+# grading a submission compiles only the files it changes. Made by ./book release --autograder.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+packages=(%s)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || missing+=("$p")
+done
+if ((${#missing[@]} > 0)); then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+export PYTHONPATH="$here/book/tools"  # the book's tooling, the package book
+exec python3 -B -m book.homework autograde --source "$here" --prepare
+""" % GRADE_PACKAGES
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Grades one submission (Gradescope copies this file to /autograder/run_autograder and runs it
+# for every submission). Made by ./book release --autograder.
+#
+#   run_autograder [--submission DIR] [--results DIR] [--format gradescope|prairielearn]
+#
+# DIR defaults: /autograder/submission and /autograder/results (Gradescope's). The submitted
+# files (see README.md) are built into the book, the exercises' tests run, hidden ones
+# included, and DIR/results.json is written.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source_dir=$here
+[ -d "$source_dir/book" ] || source_dir=/autograder/source
+export PYTHONPATH="$source_dir/book/tools"  # the book's tooling, the package book
+exec python3 -B -m book.homework autograde --source "$source_dir" "$@"
+"""
+
+
+def autograder_readme(exercises, files):
+    rows = "\n".join(f"| {e['id']} | `{f['function']}` | `{f['file']}` |"
+                      for e in exercises.values() for f in e["functions"])
+    return f"""# Autograder of Attention, Verified
+
+Made by `./book release --autograder DIR` from the instructor's copy. It holds the student copy
+with the hidden tests kept (`book/`, no solution), the exercises' stubs (`stubs/`), and:
+
+- `setup.sh`: installs the packages ({GRADE_PACKAGES}) and builds the tests once;
+- `run_autograder [--submission DIR] [--results DIR] [--format gradescope|prairielearn]`:
+  builds the submitted files into the book, runs every exercise's tests (hidden ones too) and
+  writes `DIR/results.json`.
+
+**Gradescope.** Zip the *contents* of this directory (`cd DIR && zip -qr ../autograder.zip .`)
+and upload it as a programming assignment's autograder; choose the Ubuntu 24.04 base image
+(CMake 3.25 or newer is needed). Students submit the files below, alone or inside their copy of
+the book (a file is found by its path, e.g. `code/src/causal_mask.cpp`, or by its name). A file
+they do not submit is graded as its stub (0 points for its exercise); a file that does not
+compile is replaced by its stub and its exercise scores 0 with the compiler's message.
+
+**PrairieLearn.** Run `run_autograder --submission /grade/student --results /grade/results
+--format prairielearn` in an external-grader image built with `setup.sh`.
+
+Points per test case are set in `book/{POINTS_FILE}` (edit it in the instructor's copy and make
+the bundle again). Hidden tests appear as pass/fail with their claim only, after the grades
+are published (Gradescope's `after_published`).
+
+| exercise | function | file to submit |
+|---|---|---|
+{rows}
+"""
+
+
+def autograder_files(root):
+    """{rel: bytes} of the bundle, the marked files and the exercises."""
+    content, files, exercises = release_files(root, keep_hidden=True)
+    bundle = {}
+    for rel, data in content.items():
+        if data is None:
+            with open(os.path.join(root, rel), "rb") as f:
+                data = f.read()
+        bundle["book/" + rel] = data
+    submitted = sorted({f["file"] for e in exercises.values() for f in e["functions"]})
+    for rel in submitted:
+        bundle["stubs/" + rel] = bundle["book/" + rel]
+    bundle["setup.sh"] = SETUP_SH.encode()
+    bundle["run_autograder"] = RUN_AUTOGRADER.encode()
+    bundle["README.md"] = autograder_readme(exercises, files).encode()
+    bundle[AUTOGRADER_MARKER] = (json.dumps({"book": "Attention, Verified", "format": 1,
+                                             "files": submitted}, indent=2) + "\n").encode()
+    return bundle, files, exercises
+
+
+def find_submitted(submission, rel):
+    """The submitted file for `rel`: at its path, at its path one folder down (a repository
+    uploaded as a folder), or anywhere by its name."""
+    candidates = [os.path.join(submission, rel)]
+    candidates += sorted(glob.glob(os.path.join(submission, "*", rel)))
+    candidates += sorted(glob.glob(os.path.join(submission, "**", os.path.basename(rel)),
+                                   recursive=True), key=lambda p: (p.count(os.sep), p))
+    return next((c for c in candidates if os.path.isfile(c)), None)
+
+
+def cmd_autograde(args):
+    bundle = os.path.abspath(args.source)
+    book = os.path.join(bundle, "book")
+    if not os.path.isfile(os.path.join(bundle, AUTOGRADER_MARKER)):
+        raise UsageError(f"--source {args.source}: not an autograder bundle (made by ./book "
+                         "release --autograder)")
+    with open(os.path.join(bundle, AUTOGRADER_MARKER)) as f:
+        files = json.load(f)["files"]
+    marker = load_marker(book)
+    build = os.path.join(book, LEAN_BUILD)
+    log = os.path.join(bundle, "build.log")
+    jobs_n = args.jobs or os.cpu_count() or 2
+    if args.prepare:
+        open(log, "w").close()
+        say(f"building the book's tests with the stubs (log: {log})")
+        rc = lean_configure(book, log) or cmake_build(build, build_targets(book), log, jobs_n)
+        if rc != 0:
+            with open(log) as f:
+                sys.stderr.write(f.read()[-4000:])
+        return rc
+    submission = os.path.abspath(args.submission)
+    results = os.path.abspath(args.results)
+    if not os.path.isdir(submission):
+        raise UsageError(f"--submission {args.submission}: not a directory")
+    base = existing_ancestor(results)
+    if os.path.exists(results) and not os.path.isdir(results) or not os.path.isdir(base):
+        raise UsageError(f"--results {args.results}: not a directory")
+    probe_writable("--results", args.results, base)
+    stubs = {rel: read_text(os.path.join(bundle, "stubs", rel)) for rel in files}
+    notes = []
+    for rel, stub in stubs.items():
+        found = find_submitted(submission, rel)
+        text = stub
+        if found:
+            with open(found, "rb") as f:
+                text = f.read().decode("utf-8", errors="replace")
+            notes.append(f"graded {os.path.relpath(found, submission)} as {rel}")
+        else:
+            notes.append(f"not submitted: {rel} (graded as its stub)")
+        path = os.path.join(book, rel)
+        if read_text(path) != text:  # an unchanged file keeps its mtime: nothing to rebuild
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+    open(log, "w").close()
+    if lean_configure(book, log) != 0:
+        raise RuntimeError(f"the bundle's book does not configure (log: {log})")
+    result = grade_run(book, build, marker["exercises"], marker.get("hidden_test_names", []),
+                       "", jobs_n, log, stubs=stubs)
+    result["notes"] = notes
+    text = formats.render(args.format, result)
+    os.makedirs(results, exist_ok=True)
+    write_atomically(os.path.join(results, "results.json"), text, "--results")
+    print_table(result, True)
+    print(f"results: {os.path.join(results, 'results.json')} ({result['elapsed']:.1f} s)")
+    return 0
+

@@ -1,0 +1,354 @@
+"""./book grade and ./book check: build a student copy's tests (with the hidden tests from the
+instructor's copy, or in the autograder's bundle), run each exercise's tests, and score them:
+points per test case (tests/points.toml), feedback for a failed public test, the compiler's
+message for a file that does not compile."""
+import os
+import re
+import sys
+import time
+
+from book.build import (LEAN_BUILD, LIBRARY_TESTS, ROOT, build_targets, chapter_numbers,
+                        cmake_build, labels_of, lean_configure, run_ctest, run_logged, say)
+from book.homework import UsageError, formats
+from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_test_names,
+                                   is_student_copy, load_marker, read_text, release_text, scan)
+from book.homework.staging import check_out_path, sync_tree, write_atomically
+
+
+def targets_for(build, ids, src):
+    """The binaries that hold the tests of the exercises `ids`: an edit to one exercise
+    relinks only those. All test binaries and programs when some are not built yet (the
+    test list of a binary exists only once it is built)."""
+    nn = chapter_numbers(src)
+    built = [os.path.join(build, d, t) for t, d in LIBRARY_TESTS.items()] + \
+        [os.path.join(build, "chapters", f"test-{n}") for n in nn] + \
+        [os.path.join(build, "bin", f"ch{n}") for n in nn]
+    if not all(os.path.isfile(b) for b in built):
+        return build_targets(src)
+    binaries = {}
+    labels = labels_of(build, binaries)
+    wanted = {"ex" + i for i in ids}
+    targets = sorted({b for name, labs in labels.items() if wanted & set(labs)
+                      for b in binaries.get(name, [])})
+    return targets or build_targets(src)
+
+
+
+TEST_FILE = re.compile(r"(chapters/[^/]+/test[^/]*|tests/(lib|harness)/[^/]+)\.cpp")
+
+
+def hidden_restored(student_root, instructor_root):
+    """The tree graded with --instructor: the student's copy, except that every test file
+    (chapters/*/test*.cpp, tests/lib/*.cpp, tests/harness/*.cpp) is the instructor's, hidden tests included, so
+    the hidden tests run and a student's edits to the tests do not count."""
+    content = {rel: None for rel in book_files(student_root)}
+    inst_files, _ = scan(instructor_root)
+    found = False
+    for rel in book_files(instructor_root):
+        if not TEST_FILE.fullmatch(rel) or INSTRUCTOR_ONLY.fullmatch(rel):
+            continue
+        text = read_text(os.path.join(instructor_root, rel))
+        if rel in inst_files:
+            text = release_text(text, inst_files[rel][1], keep_hidden=True)
+            found = found or any(r.kind == "hidden" for r in inst_files[rel][1])
+        content[rel] = text.encode()
+    if not found:
+        raise UsageError(f"--instructor {instructor_root}: has no hidden tests")
+    return content
+
+
+POINTS_FILE = os.path.join("tests", "points.toml")
+
+
+def load_points(root):
+    """(default points, {test name: points}) from tests/points.toml, the one place where an
+    instructor sets what each test case of an exercise is worth."""
+    import tomllib
+    path = os.path.join(root, POINTS_FILE)
+    if not os.path.isfile(path):
+        return 1.0, {}
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise UsageError(f"{POINTS_FILE}: not readable TOML ({e})")
+    def points(key, v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1000:
+            raise UsageError(f"{POINTS_FILE}: {key} = {v!r}; points are numbers in [0, 1000]")
+        return float(v)
+    unknown = set(data) - {"default", "tests"}
+    if unknown:
+        raise UsageError(f"{POINTS_FILE}: unknown key {sorted(unknown)[0]!r} (keys: default, "
+                         "[tests])")
+    return (points("default", data.get("default", 1)),
+            {name: points(repr(name), v) for name, v in data.get("tests", {}).items()})
+
+
+
+def claim_of(test_name):
+    """A ctest name without its binary's prefix ("03:" or "03: "): the claim it checks."""
+    return re.sub(r"^[\w-]+:\s?", "", test_name)
+
+
+def failure_feedback(output, root):
+    """What a failed test printed that helps: doctest's failing assertions with their values,
+    or the exception, or a script's FAIL lines; paths relative to the book; a block repeated
+    (a check in a loop) once; at most 30 lines."""
+    lines = []
+    for line in output.replace(root.rstrip("/") + "/", "").splitlines():
+        s = line.strip()
+        if (s.startswith(("[doctest]", "ok   ", "skip: ", "TEST SUITE:", "TEST CASE:"))
+                or (s and set(s) <= set("=")) or re.fullmatch(r"\S+:\d+:", s)):
+            continue
+        line = re.sub(r"^(\s*)(?:\.\./)+", r"\1", line.rstrip())  # ../../chapters/...
+        if s or (lines and lines[-1]):
+            lines.append(line)
+    blocks, seen = [], set()
+    for block in "\n".join(lines).strip("\n").split("\n\n"):
+        if block not in seen:
+            seen.add(block)
+            blocks.append(block)
+    lines = "\n\n".join(blocks).split("\n") if blocks else []
+    return "\n".join(lines[:30] + (["..."] if len(lines) > 30 else []))
+
+
+COMPILER_ERROR = re.compile(r"^(\S+?\.(?:cpp|hpp|h)):\d+:\d+: (?:fatal )?error:")
+# What gcc says about a file: diagnostics, the context lines before them, the quoted source
+# with its carets (not the build tool's lines or the compile command).
+DIAGNOSTIC = re.compile(r"^(\S+?:\d+:\d+: |\S+?: In |In file included from |\s+from |"
+                        r"\s*\d*\s*\|)")
+
+
+def compiler_message(log, src, limit=40):
+    """The compiler's errors in `log`, paths relative to the copy, and the files they are in."""
+    with open(log, encoding="utf-8", errors="replace") as f:
+        text = f.read().replace(src.rstrip("/") + "/", "")
+    files, keep = [], []
+    for line in text.splitlines():
+        line = re.sub(r"^(\s*(?:In file included )?(?:from )?)(?:\.\./)+", r"\1", line)
+        m = COMPILER_ERROR.match(line)
+        if m and m.group(1) not in files:
+            files.append(m.group(1))
+        if DIAGNOSTIC.match(line):
+            keep.append(line.rstrip())
+    if not any(COMPILER_ERROR.match(line) for line in keep):  # a link error, or another
+        lines = text.splitlines()
+        keep = [line for line in lines if "error" in line.lower()][-limit:] or lines[-limit:]
+    return "\n".join(keep[:limit] + (["..."] if len(keep) > limit else [])) + "\n", files
+
+
+def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, book_root=None):
+    """Builds the tests of `exercises` in `build`, runs them, and returns the grading run
+    that book.homework.formats renders. `stubs` ({file: text}, the autograder's): a
+    submitted file that does not compile is replaced by its stub, so that the other
+    exercises are still graded; its exercises score 0 with the compiler's message."""
+    t0 = time.monotonic()
+    default, points = load_points(book_root or src)
+    ids = [e["id"] for e in exercises]
+    rc = cmake_build(build, targets_for(build, ids, src), log, jobs)
+    message, broken = "", []
+    if rc != 0 and stubs:
+        message, files = compiler_message(log, src)
+        bad = [f for f in files if f in stubs] or list(stubs)
+        broken = sorted({e["id"] for e in exercises for fn in e["functions"]
+                         if fn["file"] in bad})
+        for rel in bad:
+            with open(os.path.join(src, rel), "w", encoding="utf-8") as f:
+                f.write(stubs[rel])
+        say(f"did not compile: {', '.join(bad)}; graded with the stubs in their place")
+        rc = cmake_build(build, targets_for(build, ids, src), log, jobs)
+    elif rc != 0:
+        message, _ = compiler_message(log, src)
+    tests, rows = [], []
+    results = {}
+    if rc == 0:
+        regex = "^ex(" + "|".join(re.escape(i) for i in ids) + ")$"
+        results = run_ctest(build, label_regex=regex, jobs=jobs,
+                            log=os.path.join(os.path.dirname(log), "grade-ctest.log"))
+    labels = labels_of(build) if rc == 0 else {}
+    for e in exercises:
+        names = sorted(n for n, labs in labels.items() if "ex" + e["id"] in labs)
+        for n in names:
+            status, output = results.get(n, ("failed", ""))
+            ok = status == "passed" and e["id"] not in broken
+            is_hidden = claim_of(n) in hidden
+            max_points = points.get(n, default)
+            feedback = "" if ok or is_hidden else (
+                "did not compile:\n" + message if e["id"] in broken
+                else failure_feedback(output, src))
+            tests.append({"exercise": e["id"], "name": n, "claim": claim_of(n), "passed": ok,
+                          "hidden": is_hidden, "points": max_points if ok else 0.0,
+                          "max_points": max_points, "feedback": feedback})
+        mine = [t for t in tests if t["exercise"] == e["id"]]
+        passed = sum(t["passed"] for t in mine)
+        status = ("did not compile" if e["id"] in broken or rc != 0
+                  else "no tests" if not mine else "done" if passed == len(mine)
+                  else "not done" if passed == 0 else "partly done")
+        rows.append({"id": e["id"], "functions": e["functions"], "tests": len(mine),
+                     "passed": passed, "points": sum(t["points"] for t in mine),
+                     "max_points": sum(t["max_points"] for t in mine), "status": status})
+    return {"book": "Attention, Verified", "student": student,
+            "elapsed": time.monotonic() - t0, "build_ok": rc == 0,
+            "build_message": message, "broken_exercises": broken,
+            "exercises": rows, "tests": tests}
+
+
+def print_table(run, hidden, out=sys.stdout):
+    print(f"\nExercises ({'with' if hidden else 'without'} the hidden tests); points per "
+          f"test case from {POINTS_FILE}:", file=out)
+    print(f"  {'exercise':<9}{'function (file)':<62}{'tests':>9}  {'points':>11}  status",
+          file=out)
+    for r in run["exercises"]:
+        where = "; ".join(f"{f['function']} ({f['file']})" for f in r["functions"])
+        print(f"  {r['id']:<9}{where:<62}{r['passed']:>4} / {r['tests']:<3} "
+              f"{r['points']:>5g} / {r['max_points']:<5g} {r['status']}", file=out)
+    got = sum(r["points"] for r in run["exercises"])
+    top = sum(r["max_points"] for r in run["exercises"])
+    print(f"  total {got:g} of {top:g} points", file=out)
+    if not run["build_ok"]:
+        print("\nThe build failed:\n" + run["build_message"], file=out)
+
+
+
+def old_csv(path):
+    """An existing grade CSV at `path` (its other students' rows are kept), or ''."""
+    if not os.path.isfile(path):
+        return ""
+    text = read_text(path)
+    try:
+        formats.merged_csv(text, {"student": "", "exercises": []})
+    except ValueError as e:
+        raise UsageError(f"--out {path}: {e}; give a new file or a CSV written by "
+                         "./book grade --format csv")
+    return text
+
+
+def emit(run, fmt, out_path, hidden):
+    """Writes the run in format `fmt` to `out_path` (or stdout), the table to the terminal."""
+    if fmt == "table":
+        print_table(run, hidden)
+        return
+    print_table(run, hidden, out=sys.stderr)
+    old = old_csv(out_path) if fmt == "csv" and out_path else ""
+    text = formats.render(fmt, run, old)
+    if out_path:
+        write_atomically(out_path, text, "--out")
+        print(f"{fmt}: {out_path}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    if fmt == "github-classroom" and os.environ.get("GITHUB_OUTPUT"):
+        # Inside a GitHub Actions step: the grading reporter reads the step's `result`.
+        import base64
+        with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as f:
+            f.write("result=" + base64.b64encode(text.encode()).decode() + "\n")
+
+
+def chosen_exercises(marker, wanted, option):
+    exercises = marker["exercises"]
+    ids = [e["id"] for e in exercises]
+    for x in wanted or []:
+        if x not in ids:
+            raise UsageError(f"{option} {x}: unknown exercise (known: {', '.join(ids)})")
+    return [e for e in exercises if not wanted or e["id"] in wanted]
+
+
+def check_student_id(given):
+    if not re.fullmatch(r"[\w.@+-]{1,100}", given):
+        raise UsageError(f"--student {given!r}: it takes an id of letters, digits and . @ + - _ "
+                         "(at most 100)")
+
+
+def cmd_grade(args):
+    if not is_student_copy(ROOT):
+        raise UsageError(f"grade works in a student copy (made by ./book release; it has "
+                         f"{MARKER_FILE}); {ROOT} is not one")
+    marker = load_marker(ROOT)
+    exercises = chosen_exercises(marker, args.exercise, "--exercise")
+    if args.instructor is not None:
+        inst = os.path.abspath(args.instructor) if args.instructor else ""
+        if not inst or not os.path.isdir(inst) or is_student_copy(inst) \
+                or not os.path.isdir(os.path.join(inst, "tools", "book", "homework")):
+            raise UsageError(f"--instructor {args.instructor}: not the instructor's copy of "
+                             "the book; it takes the directory of the book with the solutions")
+    if args.out is not None:
+        if args.format == "table":
+            raise UsageError("--out: the table goes to the terminal; give --format too "
+                             f"({', '.join(formats.FORMATS[1:])})")
+        check_out_path("--out", args.out)
+        if args.format == "csv":
+            old_csv(os.path.abspath(args.out))
+    student = args.student if args.student is not None else os.path.basename(ROOT)
+    check_student_id(student)
+    load_points(ROOT)
+    if args.check_only:
+        return 0
+    if args.instructor:
+        src = os.path.join(ROOT, "build", "grade", "src")
+        content = hidden_restored(ROOT, inst)
+        os.makedirs(src, exist_ok=True)
+        sync_tree(ROOT, content, src)
+        build = os.path.join(src, LEAN_BUILD)
+        log = os.path.join(ROOT, "build", "grade", "build.log")
+        hidden = hidden_test_names(scan(inst)[0])
+    else:
+        src, build = ROOT, os.path.join(ROOT, "build", "release")
+        log = os.path.join(ROOT, "build", "grade-build.log")
+        os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+        hidden = marker.get("hidden_test_names", [])
+    open(log, "w").close()
+    if args.instructor:
+        rc = lean_configure(src, log)
+    else:
+        rc = 0 if os.path.isfile(os.path.join(build, "CMakeCache.txt")) else \
+            run_logged(["cmake", "--preset", "release"], log, cwd=ROOT)
+    if rc != 0:
+        with open(log) as f:
+            sys.stderr.write(f.read()[-3000:])
+        print(f"grade: configuring failed (log: {log})", file=sys.stderr)
+        return 1
+    say(f"building the tests ({'hidden tests restored from ' + inst if args.instructor else 'the student copy'}; log: {log})")
+    result = grade_run(src, build, exercises, hidden, student, args.jobs, log,
+                       book_root=ROOT)
+    if result["build_ok"]:
+        say("ran the exercises' tests")
+    emit(result, args.format, args.out and os.path.abspath(args.out), bool(args.instructor))
+    print(f"(graded in {result['elapsed']:.1f} s)", file=sys.stderr)
+    if not result["build_ok"]:
+        print(f"grade: the build failed (log: {log}); fix the compile errors first",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_check(args):
+    """The student's loop: one exercise's public tests, each with its claim, and for a
+    failed one the failing expression and its values."""
+    marker = load_marker(ROOT) if is_student_copy(ROOT) else {
+        "exercises": list(scan(ROOT)[1].values())}
+    exercises = chosen_exercises(marker, args.ids, "check:")
+    if args.check_only:
+        return 0
+    build = os.path.join(ROOT, "build", "release")
+    log = os.path.join(ROOT, "build", "check-build.log")
+    os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+    open(log, "w").close()
+    if not os.path.isfile(os.path.join(build, "CMakeCache.txt")) and \
+            run_logged(["cmake", "--preset", "release"], log, cwd=ROOT) != 0:
+        print(f"check: configuring failed (log: {log})", file=sys.stderr)
+        return 1
+    say(f"building exercise {', '.join(e['id'] for e in exercises)}'s tests (log: {log})")
+    result = grade_run(ROOT, build, exercises, [], "", args.jobs, log)
+    if not result["build_ok"]:
+        print("\nThe build failed; the compiler says:\n\n" + result["build_message"])
+        return 1
+    for e in result["exercises"]:
+        where = "; ".join(f"{f['function']} in {f['file']}" for f in e["functions"])
+        print(f"\nexercise {e['id']} ({where}): {e['passed']} of {e['tests']} tests pass")
+        for t in (t for t in result["tests"] if t["exercise"] == e["id"]):
+            print(f"  {'PASS' if t['passed'] else 'FAIL'}  {t['claim']}")
+            if not t["passed"] and t["feedback"]:
+                print("\n".join("        " + line for line in t["feedback"].splitlines()))
+    done = all(e["status"] == "done" for e in result["exercises"])
+    print(f"\n{'all pass' if done else 'not yet'} ({result['elapsed']:.1f} s)")
+    return 0 if done else 1
+

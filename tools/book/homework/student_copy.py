@@ -1,0 +1,46 @@
+"""What the student copy holds: every file of the book, each solution region a stub, hidden
+tests removed (or kept, for the autograder), the pages quoting the stubs, the marker file."""
+import json
+import os
+
+from book.homework import UsageError
+from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_test_names,
+                                   read_text, release_text, scan)
+
+
+def release_files(root, keep_hidden=False):
+    """{rel: bytes or None (copy as is)} of the student copy, plus the marker file."""
+    files, exercises = scan(root)
+    if not exercises:
+        raise UsageError("no exercises found (no // BEGIN SOLUTION markers)")
+    content = {}
+    for rel in book_files(root):
+        if INSTRUCTOR_ONLY.fullmatch(rel):
+            continue
+        if rel in files:
+            text, regions = files[rel]
+            content[rel] = release_text(text, regions, keep_hidden).encode()
+        else:
+            content[rel] = None
+    # The pages quote code in fenced blocks (book.pages): quote the stubs, not the solutions.
+    # (Imported here: grading, in an autograder image without markdown-it, never needs it.)
+    from book import pages
+
+    def released(path):
+        data = content.get(os.path.relpath(path, root))
+        return data.decode() if data is not None else read_text(path)
+    for rel in content:
+        if rel.endswith(".md") and content[rel] is None:
+            text = read_text(os.path.join(root, rel))
+            new = pages.expected(root, None, os.path.join(root, rel), text, code_only=True,
+                                 read_source=released)
+            if new != text:
+                content[rel] = new.encode()
+    marker = {"book": "Attention, Verified", "format": 1,
+              "hidden_tests": "kept" if keep_hidden else "removed",
+              "exercises": list(exercises.values())}
+    if keep_hidden:  # the grader shows these tests' claims only, never their expressions
+        marker["hidden_test_names"] = hidden_test_names(files)
+    content[MARKER_FILE] = (json.dumps(marker, indent=2) + "\n").encode()
+    return content, files, exercises
+

@@ -1,0 +1,123 @@
+"""./book validate, the instructor's check in both directions: the exercises' tests pass on the
+solutions and fail on the stubs, every other test passes in the release, the release and the
+student copy proper build, and no solution leaks into the student copy."""
+import os
+import re
+import sys
+import tempfile
+import time
+
+from book.build import (LEAN_BUILD, ROOT, build_targets, cmake_build, labels_of, lean_configure,
+                        run_ctest, say)
+from book.homework import UsageError
+from book.homework.grade import POINTS_FILE, load_points
+from book.homework.leak_test import distinctive_lines, leaks
+from book.homework.markers import ID, is_student_copy
+from book.homework.staging import sync_tree
+from book.homework.student_copy import release_files
+
+def cmd_validate(args):
+    if is_student_copy(ROOT):
+        raise UsageError("validate is the instructor's check; this is a student copy "
+                         "(use ./book grade)")
+    t0 = time.monotonic()
+    problems = []
+    ref = os.path.join(ROOT, "build", "release")
+    base = os.path.join(ROOT, "build", "validate")
+    src = os.path.join(base, "src")
+    build = os.path.join(src, LEAN_BUILD)
+    os.makedirs(base, exist_ok=True)
+    log = os.path.join(base, "validate.log")
+    open(log, "w").close()
+    jobs = args.jobs
+
+    # 1. The full book passes every test: ./book test has just run them all; alone, the
+    #    exercises' own tests are run on the solutions.
+    try:
+        content, files, exercises = release_files(ROOT, keep_hidden=True)
+    except ValueError as e:
+        raise UsageError(str(e))
+    ref_labels = labels_of(ref)
+    for i, e in exercises.items():
+        n = sum(1 for labs in ref_labels.values() if "ex" + i in labs)
+        if n == 0:
+            problems.append(f"exercise {i} has no test labelled ex{i} in {ref}")
+        if e["hidden_blocks"] == 0:
+            problems.append(f"exercise {i} has no hidden tests")
+        if not e["functions"]:
+            problems.append(f"exercise {i} has hidden tests but no solution region")
+    unknown = sorted({lab for labs in ref_labels.values() for lab in labs
+                      if lab.startswith("ex") and lab[2:] not in exercises})
+    if unknown:
+        problems.append(f"tests carry labels of unknown exercises: {', '.join(unknown)}")
+    _, points = load_points(ROOT)
+    graded = {n for n, labs in ref_labels.items() if any(lab.startswith("ex") for lab in labs)}
+    problems += [f"{POINTS_FILE} sets points of `{n}`, which is not a test of an exercise"
+                 for n in sorted(set(points) - graded)]
+    if args.full_tests_passed:
+        say("validate 1/4: the full book passed every test (this ./book test run)")
+    else:
+        say("validate 1/4: the exercises' tests on the solutions")
+        res = run_ctest(ref, label_regex="^ex", jobs=jobs, log=log)
+        bad = sorted(n for n, (s, _) in res.items() if s != "passed")
+        problems += [f"fails in the full book: {n}" for n in bad]
+
+    # 2. The student copy: no solution leaks into it (text check).
+    say("validate 2/4: the student copy leaks no solution text")
+    student, _, _ = release_files(ROOT)
+    with tempfile.TemporaryDirectory() as tmp:
+        sync_tree(ROOT, student, tmp)
+        problems += ["leak: " + b for b in leaks(tmp, distinctive_lines(files))]
+
+    # 3. The release builds and its tests behave: built with the hidden tests kept (as
+    #    grading with --instructor does). ccache gives back every object the full book's
+    #    build compiled from the same source; the stubs and tests are compiled.
+    say(f"validate 3/4: building the release with stubs (lean, in {build})")
+    t_build = time.monotonic()
+    sync_tree(ROOT, content, src)
+    rc = lean_configure(src, log)
+    if rc == 0:
+        rc = cmake_build(build, build_targets(src), log, jobs)
+    if rc != 0:
+        problems.append(f"the release does not build (log: {log})")
+    t_build = time.monotonic() - t_build
+    if rc == 0:
+        say("validate 4/4: every exercise's tests fail on its stub, every other test passes")
+        # The compile-fail tests of chapter 04 (half a minute) are left out: they compile
+        # snippets against the headers, which the stubs (all in .cpp files) do not change.
+        res = run_ctest(build, exclude_regex="^compile-fail$", jobs=jobs, log=log)
+        labs = labels_of(build)
+        for name, (status, _) in sorted(res.items()):
+            ex = [lab for lab in labs.get(name, []) if re.fullmatch("ex" + ID, lab)]
+            if ex and status == "passed":
+                problems.append(f"passes on the stub of {ex[0]} (a test that cannot tell): "
+                                f"{name}")
+            elif not ex and status != "passed":
+                problems.append(f"fails in the release but carries no exercise label: {name}")
+        for i in exercises:
+            if not any("ex" + i in labs.get(n, []) for n in res):
+                problems.append(f"exercise {i}: no tests ran in the release")
+        # The student copy proper (hidden tests removed) must build too. It is kept in
+        # build/validate/student; ccache gives back the objects above: only the files with
+        # hidden tests are compiled, and only the test binaries that hold them are linked.
+        say("validate: building the student copy proper (hidden tests removed)")
+        s_src = os.path.join(base, "student")
+        s_build = os.path.join(s_src, LEAN_BUILD)
+        os.makedirs(s_src, exist_ok=True)
+        sync_tree(ROOT, student, s_src)
+        rc2 = lean_configure(s_src, log)
+        if rc2 == 0:
+            hidden_dirs = sorted({rel.split("/")[1][:2] if rel.startswith("chapters/")
+                                  else "lib" for rel, (_, regs) in files.items()
+                                  if any(r.kind == "hidden" for r in regs)})
+            rc2 = cmake_build(s_build, [f"test-{d}" for d in hidden_dirs], log, jobs)
+        if rc2 != 0:
+            problems.append(f"the student copy (hidden tests removed) does not build "
+                            f"(log: {log})")
+    dt = time.monotonic() - t0
+    for p in problems:
+        print("PROBLEM " + p, file=sys.stderr)
+    print(f"validate: {len(exercises)} exercises, {'no problems' if not problems else str(len(problems)) + ' problems'}; "
+          f"{dt:.0f} s ({t_build:.0f} s building the release)")
+    return 1 if problems else 0
+
