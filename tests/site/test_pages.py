@@ -7,7 +7,6 @@ import contextlib
 import io
 import json
 import os
-import sys
 import tempfile
 import unittest
 

@@ -19,7 +19,7 @@ import re
 import sys
 
 from ..doctest_sources import test_bodies, test_locations
-from .model import MARKERS, citations, parse, read, unquoted
+from .model import CODE_SPAN, MARKERS, citations, parse, read, unquoted
 
 CPP_NUMBER = re.compile(r"(?<![\w.])(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)(?![\w.])")
 
@@ -42,7 +42,7 @@ def unchecked_answers(path, bodies):
         para = "\n".join(lines[start:i])
         cited_names = []
         for m in citation.finditer(para):
-            cited_names += [n for n in re.findall(r"`([^`]+)`", para[m.end():])
+            cited_names += [n for n in CODE_SPAN.findall(para[m.end():])
                             if len(n.split()) >= 3]
         for m in checked.finditer(para):
             line = start + para.count("\n", 0, m.start()) + 1

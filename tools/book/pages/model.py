@@ -49,6 +49,8 @@ MARKERS = {
 
 # A number after a number mark: 0.24, 1.7e-08, 2.8 \times 10^{-16}, 10^{-8}, 40%.
 NUMBER = re.compile(r"10\^\{-?\d+\}|-?\d+(?:\.\d+)?(?:e[-+]?\d+|[ \t]*\\times[ \t]*10\^\{-?\d+\})?%?")
+# A code span `name` (a test's name after a citation marker).
+CODE_SPAN = re.compile(r"`([^`]+)`")
 # A Markdown link [text](target#anchor), not an image.
 LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(([^()\s]*?)(?:#([^()\s]*))?\)")
 # A figure: an image alone on its line (its caption is the italic paragraph under it).
@@ -200,7 +202,7 @@ def citations(page):
     paragraph or, when the paragraph names none, in the list that follows. A test name is a
     sentence; shorter spans there are code (`==`, `--decay 1`)."""
     lines = unquoted(page.lines)
-    marker, span = MARKERS["citation"].pattern, re.compile(r"`([^`]+)`")
+    marker, span = MARKERS["citation"].pattern, CODE_SPAN
     found = []
     for i, line in enumerate(lines):
         m = marker.search(line)

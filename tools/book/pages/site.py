@@ -406,7 +406,7 @@ def figure_captions(text):
         caption = " ".join(l.strip() for l in lines[k + 1:j + 1])
         if caption.endswith("*") and len(caption) > 2:
             # Doxygen 1.9.4 allows no command in a caption: links keep their text only.
-            caption = re.sub(r"\[([^\]]+)\]\([^()\s]*\)", r"\1", caption[1:-1])
+            caption = LINK.sub(r"\1", caption[1:-1])
             caption = caption.replace("[", "\\[").replace("]", "\\]")
             lines[k] = "![%s](%s)" % (caption, FIGURE_IMAGE.match(lines[k]).group(1))
             for i in range(k + 1, j + 1):
