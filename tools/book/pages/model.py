@@ -62,7 +62,9 @@ Fence = collections.namedtuple("Fence", "info first last")        # fence lines 
 Heading = collections.namedtuple("Heading", "level text slug line id")
 Region = collections.namedtuple("Region", "kind begin end match")  # begin/end: marker lines
 
-_PARSER = MarkdownIt("commonmark").enable("table")
+# Block structure only: the inline rules (emphasis, links, ...) are not needed here, and a
+# heading keeps its source text as the content of its inline token.
+_PARSER = MarkdownIt("commonmark").enable("table").disable("inline")
 
 
 def github_slug(title):
@@ -223,11 +225,13 @@ def citations(page):
     return found
 
 
-def pieces(text):
+def pieces(text, page=None):
     """(is_code, chunk) pieces of the text, in order, joined back they are the text; code pieces
-    are whole fenced blocks (fence lines included)."""
-    page = parse(text)
-    lines = [line + "\n" for line in page.lines[:-1]] + [page.lines[-1]]
+    are whole fenced blocks (fence lines included). `page`: the model of a text with the same
+    lines as blocks (the filter's steps change lines, not blocks), else the text's own."""
+    page = page or parse(text)
+    lines = text.split("\n")
+    lines = [line + "\n" for line in lines[:-1]] + [lines[-1]]
     out, start = [], 0
     for fence in page.fences:
         if fence.first > start:

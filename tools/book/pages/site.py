@@ -304,9 +304,9 @@ def _is_local_image(target):
     return "://" not in t and not t.startswith("data:") and t.endswith(IMAGE_EXTS)
 
 
-def convert(text):
+def convert(text, page=None):
     return "".join(chunk if is_code else convert_prose(chunk)
-                   for is_code, chunk in pieces(text))
+                   for is_code, chunk in pieces(text, page))
 
 
 def chapter_heading(path):
@@ -331,7 +331,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 
 
-def chapter_links(path, text):
+def chapter_links(path, text, page=None):
     """Site form of a chapter or docs page: headings get ids (chNN for the title, chNN-slug
     for sections, so GitHub's #slug links work here too) and Markdown links to chapters and
     their sections become \\ref; line count kept."""
@@ -339,7 +339,8 @@ def chapter_links(path, text):
     chapter = chapter_slug(path)
     own = page_id(path)
     lines = text.split("\n")
-    for h in parse(text).headings if own else []:
+    page = page or parse(text)
+    for h in page.headings if own else []:
         if "{#" in lines[h.line]:
             continue
         if h.level == 1:
@@ -350,7 +351,7 @@ def chapter_links(path, text):
         else:
             lines[h.line] = "%s %s {#%s}" % ("#" * h.level, h.text, section_id(own, h.slug))
     out = []
-    for is_code, chunk in pieces("\n".join(lines)):
+    for is_code, chunk in pieces("\n".join(lines), page):
         if is_code:
             out.append(chunk)
             continue
@@ -398,11 +399,11 @@ def page_id(path):
     return title.id if title else None
 
 
-def figure_captions(text):
+def figure_captions(text, page=None):
     """An image alone on its line followed by an *italic paragraph* (the caption a Git host
     shows) becomes one image whose caption is that paragraph; line count kept."""
     lines = text.split("\n")
-    for k, j in parse(text).figures():
+    for k, j in (page or parse(text)).figures():
         caption = " ".join(l.strip() for l in lines[k + 1:j + 1])
         if caption.endswith("*") and len(caption) > 2:
             # Doxygen 1.9.4 allows no command in a caption: links keep their text only.
@@ -414,7 +415,7 @@ def figure_captions(text):
     return "\n".join(lines)
 
 
-def test_links(root, text):
+def test_links(root, text, page=None):
     """Backticked names of doctest tests become links to their source line (site only)."""
     where = test_locations(root)
 
@@ -427,7 +428,7 @@ def test_links(root, text):
         return '<a class="test-link" href="%s"><code>%s</code></a>' % (
             source_href(path, line), esc)
     out = []
-    for is_code, chunk in pieces(text):
+    for is_code, chunk in pieces(text, page):
         out.append(chunk if is_code else re.sub(r"(?<!`)`([^`\n]+)`(?!`)", link, chunk))
     return "".join(out)
 
@@ -466,26 +467,25 @@ def chapter_nav(path):
             '<span class="nav-next">%s</span></div>\n' % (prev, nxt))
 
 
-def heading_math_lines(text):
+def heading_math_lines(text, page=None):
     """Line numbers of ATX headings that hold $-math: Doxygen cannot typeset page titles or
     section titles (the title shows as raw \\f$ in the navigation, or Doxygen errors)."""
-    page = parse(text)
-    return [h.line + 1 for h in page.headings
-            if any(_match_math(page.lines[h.line], m.start())
-                   for m in re.finditer(r"\$", page.lines[h.line]))]
+    lines = text.split("\n")
+    return [h.line + 1 for h in (page or parse(text)).headings
+            if any(_match_math(lines[h.line], m.start()) for m in re.finditer(r"\$", lines[h.line]))]
 
 
-def live_figures(text):
+def live_figures(text, page=None):
     """A "<!-- live: NAME -->" line (invisible on a Git host) becomes the place of live figure
     NAME on the site (code/live/live.js fills it; without JavaScript it stays empty)."""
     lines = text.split("\n")
-    for i, m in parse(text).marked("live"):
+    for i, m in (page or parse(text)).marked("live"):
         lines[i] = ('\\htmlonly[block]<div class="live-figure" data-widget="%s"></div>'
                     '\\endhtmlonly' % m.group(1))
     return "\n".join(lines)
 
 
-def solution_links(path, text):
+def solution_links(path, text, page=None):
     """The worked solutions in the site (instructor's copy only; the student copy has no
     solutions.md): a chapter's exercises end with a link to them, and the solutions page
     opens with a banner that says whose page it is and leads back to the chapter."""
@@ -497,7 +497,7 @@ def solution_links(path, text):
                 'exercises are on \\subpage sol%s (in the instructor\'s copy only).</div>\n\n'
                 % nn)
         lines = text.split("\n")
-        for h in parse(text).headings:
+        for h in (page or parse(text)).headings:
             if lines[h.line].startswith("## References"):
                 lines[h.line] = note + lines[h.line]
                 return "\n".join(lines)
@@ -515,18 +515,22 @@ def solution_links(path, text):
 # ---- the site's view --------------------------------------------------------------------------
 
 def site_markdown(path, text, out_dir):
-    """What Doxygen reads of a page: the build's code, output and numbers (book.pages.sync),
-    heading ids and chapter links, figure captions, live figures, test links."""
-    root = ROOT
+    """What Doxygen reads of a page, and its model: the build's code, output and numbers
+    (book.pages.sync), heading ids and chapter links, figure captions, live figures, test links.
+    The page is parsed once the build's regions are in; the steps after change lines, not
+    blocks, so they all read that one model (reparsed only if a step adds lines)."""
     try:
-        text = site_text(root, out_dir, os.path.abspath(path), text, source_href)
+        text = site_text(ROOT, out_dir, os.path.abspath(path), text, source_href)
     except PageError as err:
         sys.stderr.write("%s:1: error: %s\n" % (path, err))
-    text = figure_captions(text)
-    text = live_figures(text)
-    text = chapter_links(path, text)
-    text = solution_links(path, text)
-    return test_links(root, text)
+    page = parse(text)
+    text = figure_captions(text, page)
+    text = live_figures(text, page)
+    text = chapter_links(path, text, page)
+    linked = solution_links(path, text, page)
+    if linked.count("\n") != text.count("\n"):
+        page = parse(linked)
+    return test_links(ROOT, linked, page), page
 
 
 def main(argv):
@@ -543,10 +547,11 @@ def main(argv):
         return 2
     with open(argv[1], encoding="utf-8", newline="") as f:
         text = f.read()
+    page = parse(text)
     if out_dir:
-        text = site_markdown(argv[1], text, out_dir)
-    out = convert(text)
-    for n in heading_math_lines(text):
+        text, page = site_markdown(argv[1], text, out_dir)
+    out = convert(text, page)
+    for n in heading_math_lines(text, page):
         sys.stderr.write("%s:%d: error: math in a heading: Doxygen cannot typeset titles; "
                          "write it in words or Unicode (e.g. √d)\n" % (argv[1], n))
     nav = chapter_nav(argv[1])

@@ -50,7 +50,7 @@ import re
 import sys
 
 from .links import link_failures
-from .model import MARKERS, PageError, numbers, parse, read
+from .model import MARKERS, PageError, Region, numbers, parse, read
 from .sources import write_sources
 
 TINY = 1e-12  # output-block numbers below this compare equal (rounding residuals)
@@ -192,12 +192,27 @@ def expected(root, out_dir, readme, text, times=False, code_only=False, site=Fal
     """The text as the build says it should be. Regions and numbers of a chapter whose
     exercise is not done keep their text. With site=True, times are filled in too.
     read_source(path) -> text lets the student release quote its stubs."""
-    lines = text.split("\n")
+    return "\n".join(expected_lines(root, out_dir, readme, text, times, code_only, site,
+                                    read_source)[0])
+
+
+def expected_lines(root, out_dir, readme, text, times=False, code_only=False, site=False,
+                   read_source=None):
+    """expected()'s lines, and its regions (Region: kind, marker lines, match) in them. The
+    page is parsed once: the lines outside its regions are copied, their model still holds."""
+    page = parse(text)
+    lines, regions = page.lines, page.regions()
     slug = chapter_slug(readme)
     results = Results(root, out_dir)
-    out, prev = [], 0
-    for kind, b, e, m in parse(text).regions():
-        out += lines[prev:b + 1]
+    out, out_regions, moved = [], [], {}  # moved[line of the page] = its line in out
+
+    def copy(first, end):
+        for i in range(first, end):
+            moved[i] = len(out)
+            out.append(lines[i])
+    prev = 0
+    for kind, b, e, m in regions:
+        copy(prev, b + 1)
         body = lines[b + 1:e]
         if kind == "code":
             body = code_block(root, readme, m.group(1), m.group(2), read_source)
@@ -205,20 +220,21 @@ def expected(root, out_dir, readme, text, times=False, code_only=False, site=Fal
             new = output_block(out_dir, m.group(1))
             if site or not same_output(new, body):
                 body = new
-        out += body + [lines[e]]
+        out += body
+        copy(e, e + 1)
+        out_regions.append(Region(kind, moved[b], moved[e], m))
         prev = e + 1
-    out += lines[prev:]
+    copy(prev, len(lines))
     if slug:
-        out = number_figures(out, int(slug[:2]))
+        number_figures(out, int(slug[:2]), [moved[i] for i, _ in page.figures()])
     if code_only:
-        return "\n".join(out)
-    page = parse("\n".join(out))
-    in_region = set()
-    for kind, b, e, m in page.regions():
-        in_region.update(range(b, e + 1))
-    for i, line in page.prose_lines():
-        if i in in_region or "<!--#" not in line:
+        return out, out_regions
+    in_region = {i for r in regions for i in range(r.begin, r.end + 1)}
+    for k, _ in page.prose_lines():
+        if k in in_region or "<!--#" not in out[moved[k]]:
             continue
+        i = moved[k]
+        line = out[i]
         pieces, last = [], 0
         for m, s, t in numbers(line):
             key, spec = m.group(1), m.group(2) or ""
@@ -232,15 +248,13 @@ def expected(root, out_dir, readme, text, times=False, code_only=False, site=Fal
             pieces += [line[last:s], shown]
             last = t
         out[i] = "".join(pieces) + line[last:]
-    return "\n".join(out)
+    return out, out_regions
 
 
-def number_figures(lines, chapter):
-    """Captions start "Figure N.k.", in page order."""
-    out = list(lines)
-    for k, (i, _) in enumerate(parse("\n".join(out)).figures(), 1):
-        out[i + 1] = f"*Figure {chapter}.{k}. " + FIGURE_NUMBER.sub("*", out[i + 1])[1:]
-    return out
+def number_figures(lines, chapter, figures):
+    """Captions start "Figure N.k.", in page order (figures: the lines of their images)."""
+    for k, i in enumerate(figures, 1):
+        lines[i + 1] = f"*Figure {chapter}.{k}. " + FIGURE_NUMBER.sub("*", lines[i + 1])[1:]
 
 
 def same_output(a, b):
@@ -297,9 +311,8 @@ def site_text(root, out_dir, readme, text, source_href):
     \\snippet{lineno}, output regions a labelled \\verbinclude of this build's output, numbers
     this build's values (times included), markers removed. source_href(repo_path, line) gives
     the link to a source line."""
-    text = expected(root, out_dir, readme, text, site=True)
-    lines = text.split("\n")
-    for kind, b, e, m in parse(text).regions():
+    lines, regions = expected_lines(root, out_dir, readme, text, site=True)
+    for kind, b, e, m in regions:
         if kind == "code":
             rel, tag = m.group(1), m.group(2)
             shown = repo_path(root, readme, rel)
