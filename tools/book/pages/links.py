@@ -3,7 +3,7 @@ that are not links, and syntax that only the site understands (python -m book.pa
 import os
 import re
 
-from .model import LINK, parse, read
+from .model import LINK, MARKERS, parse, read
 
 BARE_REF = re.compile(r"\b([Cc]hapters?|[Ss]ections?)[ \t\n]+(\d+)\b")
 OUTPUT_SECTION = re.compile(r"[ \t\n]+of[ \t\n]+(?:its|the|this)[ \t\n]+(?:\S+[ \t\n]+)?output")
@@ -12,7 +12,8 @@ OUTPUT_SECTION = re.compile(r"[ \t\n]+of[ \t\n]+(?:its|the|this)[ \t\n]+(?:\S+[ 
 PROTECTED = re.compile(r"`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|<!--.*?-->", re.S)
 DOXYGEN_SYNTAX = re.compile(r"(?<![\w\\])[\\@](?:snippet|verbinclude|include|image|ref|subpage|page|"
                             r"anchor|section|f[$\[\]{}])(?![A-Za-z])")
-NUMBER_MARK_FIRST = re.compile(r"^[ \t]*(?:>[ \t]*)*(?:[-*+][ \t]+|\d+\.[ \t]+)?<!--#")
+# What may stand before a number marker that starts its line: quote and list marks.
+LINE_PREFIX = re.compile(r"[ \t]*(?:>[ \t]*)*(?:[-*+][ \t]+|\d+\.[ \t]+)?")
 
 
 def blanked(text, lines):
@@ -52,7 +53,8 @@ def link_failures(root, page, text):
         bad.append(f"{rel}:{line}: Doxygen syntax '{m.group(0).strip()}' would show as text on a "
                    "Git host (book.pages.site writes what the site needs)")
     for i, line in model.prose_lines():
-        if NUMBER_MARK_FIRST.match(line):
+        first = MARKERS["number"].pattern.search(line)
+        if first and LINE_PREFIX.fullmatch(line, 0, first.start()):
             bad.append(f"{rel}:{i + 1}: a line starts with a number marker: a Git host reads the "
                        "line as raw HTML (move a word in front of it)")
     for h in model.headings:

@@ -2,8 +2,8 @@
 
 A chapter's README.md is read in two places: on a Git host, as plain GitHub-flavoured Markdown,
 and on the site, through Doxygen. Everything in it that the build computes is marked with HTML
-comments (invisible on both) so that this script can write it from the build and a test can
-fail when it differs:
+comments (invisible on both; the table of them is book.pages.model.MARKERS) so that sync can
+write it from the build and a test can fail when it differs:
 
   <!-- code: ../../code/src/attention.cpp#qkv -->       the lines between the two `// [qkv]`
   ...a link line and a fenced block...                   markers of that file (path relative
