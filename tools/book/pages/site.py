@@ -132,22 +132,14 @@ def caption_text(alt):
 def _match_math(s, i):
     """If s[i] starts $...$, $`...`$ or $$...$$, return (end, tex, display), else None."""
     n = len(s)
-    if s.startswith("$$", i):
-        j = _skip_escapes_find(s, i + 2, "$$")
-        if j < 0:
-            return None
-        tex = s[i + 2:j]
-        if not tex.strip() or BLANK_LINE_RE.search(tex):
-            return None
-        return j + 2, tex, True
-    if s.startswith("$`", i):
-        j = s.find("`$", i + 2)
-        if j < 0:
-            return None
-        tex = s[i + 2:j]
-        if not tex.strip() or BLANK_LINE_RE.search(tex):
-            return None
-        return j + 2, tex, False
+    for opener, closer, display in (("$$", "$$", True), ("$`", "`$", False)):
+        if s.startswith(opener, i):
+            # display math skips escapes; inside $`...`$ (a code span) a backslash is literal
+            j = _skip_escapes_find(s, i + 2, closer) if display else s.find(closer, i + 2)
+            tex = s[i + 2:j]
+            if j < 0 or not tex.strip() or BLANK_LINE_RE.search(tex):
+                return None
+            return j + 2, tex, display
     # Single dollar: pandoc's rules.
     if i + 1 >= n or s[i + 1].isspace() or s[i + 1] == "$":
         return None
