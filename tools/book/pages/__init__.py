@@ -17,10 +17,9 @@ The homework product uses expected() and without_code().
 """
 from .links import link_failures
 from .model import PageError, read
-from .sources import source_href, write_sources
-from .sync import (expected, format_number, main, pages, parse_number, same_output, site_text,
+from .sources import source_href
+from .sync import (expected, format_number, main, parse_number, same_output, site_text,
                    without_code)
 
-__all__ = ["PageError", "expected", "format_number", "link_failures", "main", "pages",
-           "parse_number", "read", "same_output", "site_text", "source_href", "without_code",
-           "write_sources"]
+__all__ = ["PageError", "expected", "format_number", "link_failures", "main", "parse_number",
+           "read", "same_output", "site_text", "source_href", "without_code"]

@@ -107,28 +107,25 @@ class Page:
         return [(i, m) for i, line in self.prose_lines() for m in [pattern.match(line)] if m]
 
     def regions(self):
-        """Region of every code and output region; PageError when one is not closed."""
-        opens = ("code", "output")
-        found, i, n = [], 0, len(self.lines)
-        marker = {name: MARKERS[name].pattern for name in opens + ("end",)}
-        while i < n:
-            m = None if self.in_fence(i) else (marker["code"].match(self.lines[i])
-                                                or marker["output"].match(self.lines[i]))
-            if not m:
-                i += 1
+        """Region of every code and output region; PageError when one is not closed (by its
+        own end marker, before the next region opens)."""
+        code, output, end = (MARKERS[name].pattern for name in ("code", "output", "end"))
+        found, opened = [], None  # opened: (line, match, kind) of the region being read
+        for i, line in self.prose_lines():
+            start, close = code.match(line) or output.match(line), end.match(line)
+            if opened is None:
+                if start:
+                    opened = (i, start, "code" if start.re is code else "output")
                 continue
-            kind = "code" if m.re is marker["code"] else "output"
-            j = i + 1
-            while j < n and (self.in_fence(j) or not marker["end"].match(self.lines[j])):
-                if not self.in_fence(j) and (marker["code"].match(self.lines[j])
-                                             or marker["output"].match(self.lines[j])):
-                    break
-                j += 1
-            if j == n or not marker["end"].match(self.lines[j]) or \
-                    marker["end"].match(self.lines[j]).group(1) != kind:
-                raise PageError(f"line {i + 1}: <!-- {kind}: ... --> without <!-- end {kind} -->")
-            found.append(Region(kind, i, j, m))
-            i = j + 1
+            b, m, kind = opened
+            if start or (close and close.group(1) != kind):
+                break
+            if close:
+                found.append(Region(kind, b, i, m))
+                opened = None
+        if opened:
+            raise PageError(f"line {opened[0] + 1}: <!-- {opened[2]}: ... --> without "
+                            f"<!-- end {opened[2]} -->")
         return found
 
     def generated(self):
