@@ -12,8 +12,6 @@ import collections
 import functools
 import re
 
-from markdown_it import MarkdownIt
-
 
 class PageError(Exception):
     pass
@@ -62,9 +60,15 @@ Fence = collections.namedtuple("Fence", "info first last")        # fence lines 
 Heading = collections.namedtuple("Heading", "level text slug line id")
 Region = collections.namedtuple("Region", "kind begin end match")  # begin/end: marker lines
 
-# Block structure only: the inline rules (emphasis, links, ...) are not needed here, and a
-# heading keeps its source text as the content of its inline token.
-_PARSER = MarkdownIt("commonmark").enable("table").disable("inline")
+
+@functools.lru_cache(maxsize=1)
+def _parser():
+    """markdown-it, imported when a page is first parsed: what imports the package without
+    parsing a page (the autograder bundle's tools) does not need python3-markdown-it. Block
+    structure only: the inline rules are not needed, and a heading keeps its source text as
+    the content of its inline token."""
+    from markdown_it import MarkdownIt
+    return MarkdownIt("commonmark").enable("table").disable("inline")
 
 
 def github_slug(title):
@@ -80,7 +84,7 @@ class Page:
         self.lines = text.split("\n")
         self.fences, self.headings = [], []
         code = set()
-        tokens = _PARSER.parse(text)
+        tokens = _parser().parse(text)
         for k, t in enumerate(tokens):
             if t.type == "fence" and t.map:
                 last = t.map[1] - 1
