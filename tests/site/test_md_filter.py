@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Unit tests of docs/md_filter.py (the $-math / figure filter Doxygen runs on every .md file).
+"""Unit tests of book.pages.site (the $-math / figure filter Doxygen runs on every .md file).
 
-    python3 tests/site/test_md_filter.py [-v]
+    PYTHONPATH=tools /usr/bin/python3 tests/site/test_md_filter.py [-v]
 """
 import os
 import subprocess
@@ -9,11 +9,7 @@ import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-FILTER = os.path.normpath(os.path.join(HERE, "..", "..", "docs", "md_filter.py"))
-sys.dont_write_bytecode = True  # keep docs/ free of __pycache__
-sys.path.insert(0, os.path.dirname(FILTER))
-import md_filter  # noqa: E402
+from book.pages import site as md_filter
 
 
 def conv(s):
@@ -204,7 +200,7 @@ class ChapterNavigation(unittest.TestCase):
             src = "# First {#ch01}\n\nÜber $x$.\n```\n$$\n```"
             with open(os.path.join(d, "README.md"), "w", encoding="utf-8") as f:
                 f.write(src)
-            out = subprocess.run([sys.executable, FILTER, os.path.join(d, "README.md")],
+            out = subprocess.run([sys.executable, "-m", "book.pages.site", os.path.join(d, "README.md")],
                                  stdout=subprocess.PIPE, check=True).stdout.decode("utf-8")
             lines = out.split("\n")
             self.assertEqual(lines[0], "# First {#ch01}")

@@ -1,20 +1,16 @@
 #!/usr/bin/env python3
-"""Unit tests of docs/pages.py (the pages' code, output and numbers written from the build).
+"""Unit tests of book.pages (the pages' code, output and numbers written from the build).
 
-    python3 tests/site/test_pages.py [-v]
+    PYTHONPATH=tools /usr/bin/python3 tests/site/test_pages.py [-v]
 """
 import contextlib
 import io
 import json
 import os
-import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.normpath(os.path.join(HERE, "..", "..", "docs")))
-import pages  # noqa: E402
+from book import pages
 
 MAIN = """int main() {
   // [tag]

@@ -2,9 +2,10 @@
 
     cli.py        the command line of ./book: test, run, bench, release, grade, check, validate
     build.py      Debian packages, configure/build/ctest, the chapter list and build targets
-    pages/        the page model (markdown-it, parsed once, with source line maps) and its
-                  passes: sync and check against the build, the site filter, links, cited tests,
-                  the search index, the source pages
+    pages/        the page model (pages/model.py: markdown-it, parsed once, with source line
+                  maps, and the one table of the pages' comment markers) and its passes: sync and
+                  check against the build, links, the site filter and its HTML fixes, cited
+                  tests, the search index, the source pages, generated regions
     homework/     the homework product: solution markers, release, autograder bundle, grading
                   and its formats, validate, staging of whole output sets
     browser/      the one headless-Chromium driver (DevTools protocol over a pipe) with its

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Doxygen input filter for the book's Markdown (FILTER_PATTERNS = *.md=...).
 
 Doxygen 1.9.4 knows math only as \\f$...\\f$ and \\f[...\\f], and damages LaTeX it does
@@ -27,18 +26,23 @@ For a chapter page (chapters/NN-slug/README.md whose first heading carries {#id}
 "previous / contents / next" links is appended, in the order of the chapter directories.
 
 With --out (the programs' output directory), a page first gets what the build supplies
-(docs/pages.py: code, program output and numbers), ids on its headings, its Markdown links to
+(book.pages.sync: code, program output and numbers), ids on its headings, its Markdown links to
 chapters and sections as \\ref, its figure captions (the italic line under an image) and links
 from cited test names to their source lines.
 
-Usage: md_filter.py [--out DIR] FILE   (Doxygen's convention: the filtered text goes to stdout)
-       md_filter.py --fix-html DIR   (after Doxygen: see convert_prose)
+Usage: python -m book.pages.site [--out DIR] FILE   (Doxygen's convention: the filtered text
+                                                     goes to stdout)
+       python -m book.pages.site --fix-html DIR       (after Doxygen: book.pages.fix_html)
 """
 import os
 import re
 import sys
 
-import pages  # docs/pages.py: what the build supplies, the figure and anchor rules
+from ..doctest_sources import test_locations
+from .fix_html import GLUE, fix_html, keep_punctuation  # noqa: F401 (the filter's other half)
+from .model import FIGURE_IMAGE, LINK, PageError, parse, pieces, title_of
+from .sources import source_href
+from .sync import chapter_slug, site_text
 
 IMAGE_EXTS = (".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp")
 
@@ -48,10 +52,8 @@ VERBATIM_CMDS = ("code", "verbatim", "htmlonly", "latexonly", "xmlonly", "rtfonl
 VERBATIM_END = {"startuml": "enduml"}
 CMD_RE = re.compile(r"[\\@](%s)(?![A-Za-z])" % "|".join(VERBATIM_CMDS))
 FORMULA_END = {"$": "\\f$", "[": "\\f]", "{": "\\f}", "(": "\\f)"}
-FENCE_OPEN_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
 IMAGE_RE = re.compile(r"!\[((?:[^\]\\\n]|\\.)*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
-HEADING_ID_RE = re.compile(r"^#\s+(.*?)\s*\{#([A-Za-z_][\w-]*)\}\s*$")
 
 
 def _skip_escapes_find(s, start, closer):
@@ -130,22 +132,14 @@ def caption_text(alt):
 def _match_math(s, i):
     """If s[i] starts $...$, $`...`$ or $$...$$, return (end, tex, display), else None."""
     n = len(s)
-    if s.startswith("$$", i):
-        j = _skip_escapes_find(s, i + 2, "$$")
-        if j < 0:
-            return None
-        tex = s[i + 2:j]
-        if not tex.strip() or BLANK_LINE_RE.search(tex):
-            return None
-        return j + 2, tex, True
-    if s.startswith("$`", i):
-        j = s.find("`$", i + 2)
-        if j < 0:
-            return None
-        tex = s[i + 2:j]
-        if not tex.strip() or BLANK_LINE_RE.search(tex):
-            return None
-        return j + 2, tex, False
+    for opener, closer, display in (("$$", "$$", True), ("$`", "`$", False)):
+        if s.startswith(opener, i):
+            # display math skips escapes; inside $`...`$ (a code span) a backslash is literal
+            j = _skip_escapes_find(s, i + 2, closer) if display else s.find(closer, i + 2)
+            tex = s[i + 2:j]
+            if j < 0 or not tex.strip() or BLANK_LINE_RE.search(tex):
+                return None
+            return j + 2, tex, display
     # Single dollar: pandoc's rules.
     if i + 1 >= n or s[i + 1].isspace() or s[i + 1] == "$":
         return None
@@ -172,7 +166,6 @@ LINE_CMD_RE = re.compile(r"[\\@](?:image|snippet|snippetlineno|include|includeli
                          r"htmlinclude|dontinclude|example)(?![A-Za-z])[^\n]*")
 HTML_TAG_RE = re.compile(r"</?[A-Za-z][^<>\n]*>")
 LINK_TARGET_RE = re.compile(r"\]\([^()\s]*(?:\s+\"[^\"\n]*\")?\)")
-GLUE = "\u2060"       # WORD JOINER: marks a formula glued to the preceding character
 
 
 def convert_prose(s):
@@ -186,7 +179,7 @@ def convert_prose(s):
     * Doxygen reads `it's 'x'` as a ‘quoted’ text: such code spans get double backticks.
     * Doxygen writes a space before every inline formula, visible after "(" or a quote: a
       formula glued to the preceding character gets a WORD JOINER in front, and
-      `md_filter.py --fix-html` removes the joiner and that space from the generated pages.
+      `--fix-html` (book.pages.fix_html) removes the joiner and that space from the generated pages.
     """
     out, i, n = [], 0, len(s)
     while i < n:
@@ -298,91 +291,14 @@ def convert_prose(s):
     return "".join(out)
 
 
-FIGURE_HTML = re.compile(r'<div class="image">\s*<object type="image/svg\+xml" data="([^"]+)"'
-                         r'( style="pointer-events: none;")?></object>\s*'
-                         r'<div class="caption">\s*(.*?)</div>', re.S)
-
-
-# An inline formula and the punctuation glued to it: "(\(x\))," must not break after the
-# formula, leaving "," or ")" at the start of the next line.
-GLUED_MATH = re.compile(r'([(\[“"‘]?)(\\\((?:(?!\\\)|<).)*\\\))([,.;:!?)\]”"’]{1,3})', re.S)
-
-
-def keep_punctuation(text):
-    """Wraps each inline formula that has punctuation glued to it in a no-break span (outside
-    scripts and code: <script>, <pre> and code fragments are left alone)."""
-    parts = re.split(r'(<script\b.*?</script>|<pre\b.*?</pre>|'
-                     r'<div class="fragment">.*?</div><!-- fragment -->)', text, flags=re.S)
-    for k in range(0, len(parts), 2):
-        parts[k] = GLUED_MATH.sub(r'<span class="math-nowrap">\1\2\3</span>', parts[k])
-    return "".join(parts)
-
-
-def figure_html(m):
-    """A figure opens at full size when clicked, and its caption is its text alternative."""
-    src, caption = m.group(1), m.group(3)
-    plain = re.sub(r"<[^>]+>", "", caption)
-    plain = re.sub(r"\\[()]", "", plain).replace('"', "&quot;").strip()
-    return ('<div class="image"><a class="figure-link" href="%s" title="Open the figure at full '
-            'size"><object type="image/svg+xml" data="%s" role="img" aria-label="%s" '
-            'style="pointer-events: none;"></object></a>\n<div class="caption">\n%s</div>'
-            % (src, src, plain, caption))
-
-
-def fix_html(html_dir):
-    """Remove the WORD JOINER marks and the space Doxygen put after them (see convert_prose);
-    make figures links to their full-size SVG with their caption as text alternative."""
-    changed = 0
-    for root, _, files in os.walk(html_dir):
-        for f in files:
-            if not f.endswith((".html", ".js")):
-                continue
-            p = os.path.join(root, f)
-            with open(p, encoding="utf-8", newline="") as fh:
-                text = fh.read()
-            new = re.sub(GLUE + "[ \t]?", "", text)
-            if f.endswith(".html"):
-                new = keep_punctuation(FIGURE_HTML.sub(figure_html, new))
-            if new == text:
-                continue
-            with open(p, "w", encoding="utf-8", newline="") as fh:
-                fh.write(new)
-            changed += 1
-    return changed
-
-
 def _is_local_image(target):
     t = target.lower().split("#")[0].split("?")[0]
     return "://" not in t and not t.startswith("data:") and t.endswith(IMAGE_EXTS)
 
 
-def split_fences(text):
-    """Yield (is_code, chunk) pieces; code pieces are whole fenced blocks (fence lines included)."""
-    lines = text.splitlines(keepends=True)
-    prose, i = [], 0
-    while i < len(lines):
-        m = FENCE_OPEN_RE.match(lines[i].rstrip("\r\n"))
-        if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-            fence = m.group(1)
-            j = i + 1
-            close_re = re.compile(r"^[ \t]*%s{%d,}[ \t]*$" % (re.escape(fence[0]), len(fence)))
-            while j < len(lines) and not close_re.match(lines[j].rstrip("\r\n")):
-                j += 1
-            if prose:
-                yield False, "".join(prose)
-                prose = []
-            yield True, "".join(lines[i:j + 1])
-            i = j + 1
-            continue
-        prose.append(lines[i])
-        i += 1
-    if prose:
-        yield False, "".join(prose)
-
-
-def convert(text):
+def convert(text, page=None):
     return "".join(chunk if is_code else convert_prose(chunk)
-                   for is_code, chunk in split_fences(text))
+                   for is_code, chunk in pieces(text, page))
 
 
 def chapter_heading(path):
@@ -391,18 +307,10 @@ def chapter_heading(path):
     there is allowed but not needed)."""
     nn = os.path.basename(os.path.dirname(os.path.abspath(path)))[:2]
     kind = "sol" if os.path.basename(path) == "solutions.md" else "ch"
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if line.strip():
-                    m = HEADING_ID_RE.match(line.strip())
-                    if m:
-                        return m.group(2), m.group(1)
-                    m = re.match(r"^#\s+(.*?)\s*$", line.strip())
-                    return (kind + nn, m.group(1)) if m and nn.isdigit() else None
-    except OSError:
-        return None
-    return None
+    title = title_of(path)
+    if title and title.id:
+        return title.id, title.text
+    return (kind + nn, title.text) if title and nn.isdigit() else None
 
 
 def section_id(page_id, slug):
@@ -411,48 +319,46 @@ def section_id(page_id, slug):
 
 
 SOURCE_EXTS = (".cpp", ".hpp", ".h")
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LINK_RE = re.compile(r"(?<!!)\[([^\]]+)\]\(([^()\s]*?)(#[^()\s]*)?\)")
-ATX_RE = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 
 
-def chapter_links(path, text):
+def chapter_links(path, text, page=None):
     """Site form of a chapter or docs page: headings get ids (chNN for the title, chNN-slug
     for sections, so GitHub's #slug links work here too) and Markdown links to chapters and
     their sections become \\ref; line count kept."""
     here = os.path.dirname(os.path.abspath(path))
-    chapter = pages.chapter_slug(path)
+    chapter = chapter_slug(path)
     own = page_id(path)
+    lines = text.split("\n")
+    page = page or parse(text)
+    for h in page.headings if own else []:
+        if "{#" in lines[h.line]:
+            continue
+        if h.level == 1:
+            if chapter and own.startswith("sol"):
+                lines[h.line] = "# %s {#%s}" % (h.text, own)
+            elif chapter:
+                lines[h.line] = "# %d · %s {#%s}" % (int(own[2:]), h.text, own)
+        else:
+            lines[h.line] = "%s %s {#%s}" % ("#" * h.level, h.text, section_id(own, h.slug))
     out = []
-    for is_code, chunk in split_fences(text):
+    for is_code, chunk in pieces("\n".join(lines), page):
         if is_code:
             out.append(chunk)
             continue
-        lines = chunk.split("\n")
-        for k, line in enumerate(lines):
-            m = ATX_RE.match(line)
-            if m and own and "{#" not in line:
-                level, title = m.groups()
-                if level == "#":
-                    if chapter and own.startswith("sol"):
-                        lines[k] = "# %s {#%s}" % (title, own)
-                    elif chapter:
-                        lines[k] = "# %d · %s {#%s}" % (int(own[2:]), title, own)
-                else:
-                    lines[k] = "%s %s {#%s}" % (level, title,
-                                                section_id(own, pages.github_slug(title)))
-        chunk = "\n".join(lines)
 
         def ref(m):
-            label, target, anchor = m.group(1), m.group(2), m.group(3) or ""
+            label, target = m.group(1), m.group(2)
+            anchor = "" if m.group(3) is None else "#" + m.group(3)
             page = own
             if target:
                 full = os.path.normpath(os.path.join(here, target))
                 if full.endswith(SOURCE_EXTS) and os.path.isfile(full):
-                    # a source file: its page on the site (docs/pages.py), GitHub's #L12-L20
-                    # line anchor as the site's #L-12
+                    # a source file: its page on the site (book.pages.sources), GitHub's
+                    # #L12-L20 line anchor as the site's #L-12
                     line = re.match(r"#L(\d+)", anchor)
-                    href = pages.source_href(os.path.relpath(full, ROOT),
+                    href = source_href(os.path.relpath(full, ROOT),
                                              line.group(1) if line else 1)
                     if not line:
                         href = href.split("#")[0]
@@ -466,7 +372,7 @@ def chapter_links(path, text):
             breaks = label.count("\n")
             return '\\ref %s "%s"%s' % (dest, " ".join(label.split()).replace('"', "'"),
                                          "\n" * breaks)
-        out.append(LINK_RE.sub(ref, chunk))
+        out.append(LINK.sub(ref, chunk))
     return "".join(out)
 
 
@@ -475,41 +381,35 @@ def page_id(path):
     ("index" for the main page), None for anything else."""
     if not os.path.isfile(path):
         return None
-    if pages.chapter_slug(path):
+    if chapter_slug(path):
         return chapter_heading(path)[0]
     if os.path.basename(os.path.dirname(os.path.abspath(path))) != "docs":
         return None
     if os.path.basename(path) == "index.md":
         return "index"
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                m = HEADING_ID_RE.match(line.strip())
-                return m.group(2) if m else None
-    return None
+    title = title_of(path)
+    return title.id if title else None
 
 
-def figure_captions(text):
+def figure_captions(text, page=None):
     """An image alone on its line followed by an *italic paragraph* (the caption a Git host
     shows) becomes one image whose caption is that paragraph; line count kept."""
     lines = text.split("\n")
-    for k, j in pages.figures(lines):
+    for k, j in (page or parse(text)).figures():
         caption = " ".join(l.strip() for l in lines[k + 1:j + 1])
         if caption.endswith("*") and len(caption) > 2:
             # Doxygen 1.9.4 allows no command in a caption: links keep their text only.
-            caption = re.sub(r"\[([^\]]+)\]\([^()\s]*\)", r"\1", caption[1:-1])
+            caption = LINK.sub(r"\1", caption[1:-1])
             caption = caption.replace("[", "\\[").replace("]", "\\]")
-            lines[k] = "![%s](%s)" % (caption, pages.FIGURE_IMAGE.match(lines[k]).group(1))
+            lines[k] = "![%s](%s)" % (caption, FIGURE_IMAGE.match(lines[k]).group(1))
             for i in range(k + 1, j + 1):
                 lines[i] = ""
     return "\n".join(lines)
 
 
-def test_links(root, text):
+def test_links(root, text, page=None):
     """Backticked names of doctest tests become links to their source line (site only)."""
-    sys.path.insert(0, os.path.join(root, "tests"))
-    import cited_tests
-    where = cited_tests.test_locations(root)
+    where = test_locations(root)
 
     def link(m):
         name = m.group(1)
@@ -518,9 +418,9 @@ def test_links(root, text):
         path, line = where[name]
         esc = name.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         return '<a class="test-link" href="%s"><code>%s</code></a>' % (
-            pages.source_href(path, line), esc)
+            source_href(path, line), esc)
     out = []
-    for is_code, chunk in split_fences(text):
+    for is_code, chunk in pieces(text, page):
         out.append(chunk if is_code else re.sub(r"(?<!`)`([^`\n]+)`(?!`)", link, chunk))
     return "".join(out)
 
@@ -559,31 +459,25 @@ def chapter_nav(path):
             '<span class="nav-next">%s</span></div>\n' % (prev, nxt))
 
 
-def heading_math_lines(text):
+def heading_math_lines(text, page=None):
     """Line numbers of ATX headings that hold $-math: Doxygen cannot typeset page titles or
     section titles (the title shows as raw \\f$ in the navigation, or Doxygen errors)."""
-    found, line = [], 1
-    for is_code, chunk in split_fences(text):
-        if not is_code:
-            for k, l in enumerate(chunk.splitlines()):
-                if re.match(r"^ {0,3}#{1,6}\s", l) and any(
-                        _match_math(l, m.start()) for m in re.finditer(r"\$", l)):
-                    found.append(line + k)
-        line += chunk.count("\n")
-    return found
+    lines = text.split("\n")
+    return [h.line + 1 for h in (page or parse(text)).headings
+            if any(_match_math(lines[h.line], m.start()) for m in re.finditer(r"\$", lines[h.line]))]
 
 
-LIVE_RE = re.compile(r"^<!-- live: ([\w-]+) -->[ \t]*$", re.M)
-
-
-def live_figures(text):
+def live_figures(text, page=None):
     """A "<!-- live: NAME -->" line (invisible on a Git host) becomes the place of live figure
     NAME on the site (code/live/live.js fills it; without JavaScript it stays empty)."""
-    return LIVE_RE.sub(r'\\htmlonly[block]<div class="live-figure" data-widget="\1"></div>'
-                       r'\\endhtmlonly', text)
+    lines = text.split("\n")
+    for i, m in (page or parse(text)).marked("live"):
+        lines[i] = ('\\htmlonly[block]<div class="live-figure" data-widget="%s"></div>'
+                    '\\endhtmlonly' % m.group(1))
+    return "\n".join(lines)
 
 
-def solution_links(path, text):
+def solution_links(path, text, page=None):
     """The worked solutions in the site (instructor's copy only; the student copy has no
     solutions.md): a chapter's exercises end with a link to them, and the solutions page
     opens with a banner that says whose page it is and leads back to the chapter."""
@@ -594,8 +488,12 @@ def solution_links(path, text):
         note = ('<div class="instructors-only">Instructors: the worked solutions of these '
                 'exercises are on \\subpage sol%s (in the instructor\'s copy only).</div>\n\n'
                 % nn)
-        return re.sub(r"^## References", lambda m: note + m.group(0), text, count=1,
-                      flags=re.M)
+        lines = text.split("\n")
+        for h in (page or parse(text)).headings:
+            if lines[h.line].startswith("## References"):
+                lines[h.line] = note + lines[h.line]
+                return "\n".join(lines)
+        return text
     if os.path.basename(path) == "solutions.md":
         lines = text.split("\n")
         banner = ('<div class="instructors-only">Instructors only · \\ref ch%s "← Chapter %s"'
@@ -606,19 +504,25 @@ def solution_links(path, text):
     return text
 
 
+# ---- the site's view --------------------------------------------------------------------------
+
 def site_markdown(path, text, out_dir):
-    """What Doxygen reads of a page: the build's code, output and numbers (pages.py), heading
-    ids and chapter links, figure captions, live figures, test links."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """What Doxygen reads of a page, and its model: the build's code, output and numbers
+    (book.pages.sync), heading ids and chapter links, figure captions, live figures, test links.
+    The page is parsed once the build's regions are in; the steps after change lines, not
+    blocks, so they all read that one model (reparsed only if a step adds lines)."""
     try:
-        text = pages.site_text(root, out_dir, os.path.abspath(path), text, pages.source_href)
-    except pages.PageError as err:
+        text = site_text(ROOT, out_dir, os.path.abspath(path), text, source_href)
+    except PageError as err:
         sys.stderr.write("%s:1: error: %s\n" % (path, err))
-    text = figure_captions(text)
-    text = live_figures(text)
-    text = chapter_links(path, text)
-    text = solution_links(path, text)
-    return test_links(root, text)
+    page = parse(text)
+    text = figure_captions(text, page)
+    text = live_figures(text, page)
+    text = chapter_links(path, text, page)
+    linked = solution_links(path, text, page)
+    if linked.count("\n") != text.count("\n"):
+        page = parse(linked)
+    return test_links(ROOT, linked, page), page
 
 
 def main(argv):
@@ -630,15 +534,16 @@ def main(argv):
         out_dir = argv[2]
         argv = [argv[0], argv[3]]
     if len(argv) != 2:
-        sys.stderr.write("usage: md_filter.py [--out PROGRAM_OUTPUT_DIR] FILE.md  |  "
-                         "md_filter.py --fix-html HTML_DIR\n")
+        sys.stderr.write("usage: python -m book.pages.site [--out PROGRAM_OUTPUT_DIR] FILE.md  |  "
+                         "python -m book.pages.site --fix-html HTML_DIR\n")
         return 2
     with open(argv[1], encoding="utf-8", newline="") as f:
         text = f.read()
+    page = parse(text)
     if out_dir:
-        text = site_markdown(argv[1], text, out_dir)
-    out = convert(text)
-    for n in heading_math_lines(text):
+        text, page = site_markdown(argv[1], text, out_dir)
+    out = convert(text, page)
+    for n in heading_math_lines(text, page):
         sys.stderr.write("%s:%d: error: math in a heading: Doxygen cannot typeset titles; "
                          "write it in words or Unicode (e.g. √d)\n" % (argv[1], n))
     nav = chapter_nav(argv[1])

@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """The page is the program: the chapters' Markdown kept equal to the build.
 
 A chapter's README.md is read in two places: on a Git host, as plain GitHub-flavoured Markdown,
 and on the site, through Doxygen. Everything in it that the build computes is marked with HTML
-comments (invisible on both) so that this script can write it from the build and a test can
-fail when it differs:
+comments (invisible on both; the table of them is book.pages.model.MARKERS) so that sync can
+write it from the build and a test can fail when it differs:
 
   <!-- code: ../../code/src/attention.cpp#qkv -->       the lines between the two `// [qkv]`
   ...a link line and a fenced block...                   markers of that file (path relative
@@ -34,14 +33,14 @@ magnitude compare equal. A result that changed shows in the text, the integers o
 fixed-point numbers of the block; ./book rewrites a block only when the comparison fails, so
 another CPU does not rewrite it.
 
-usage:
-  pages.py sync  ROOT OUT [--times] [--code-only] [--page=FILE]
-                                                    rewrite what differs; list the files
-  pages.py check ROOT OUT [--page=FILE]             exit 1 with a diff when anything differs
-  pages.py sources ROOT HTML_DIR                    the site's pages of the source files
+usage (python -m book.pages):
+  sync  ROOT OUT [--times] [--code-only] [--page=FILE]
+                                            rewrite what differs; list the files
+  check ROOT OUT [--page=FILE]              exit 1 with a diff when anything differs
+  sources ROOT HTML_DIR                     the site's pages of the source files
   (OUT: the programs' output directory, build/release/out)
 
-The site side (site_text) is used by md_filter.py.
+The site's side of the same regions is book.pages.site.
 """
 import difflib
 import glob
@@ -50,17 +49,12 @@ import os
 import re
 import sys
 
-CODE_BEGIN = re.compile(r"^<!-- code: (\S+?)#([\w.-]+) -->[ \t]*$")
-OUTPUT_BEGIN = re.compile(r"^<!-- output: ([\w.-]+) -->[ \t]*$")
-REGION_END = re.compile(r"^<!-- end (code|output) -->[ \t]*$")
-NUMBER_MARK = re.compile(r"<!--#([\w:.-]+)(?:[ \t]+(\S*?))?[ \t]*-->")
-NUMBER = re.compile(r"10\^\{-?\d+\}|-?\d+(?:\.\d+)?(?:e[-+]?\d+|[ \t]*\\times[ \t]*10\^\{-?\d+\})?%?")
+from .links import link_failures
+from .model import MARKERS, PageError, Region, numbers, parse, read
+from .sources import write_sources
+
 TINY = 1e-12  # output-block numbers below this compare equal (rounding residuals)
 LANG = {".cpp": "cpp", ".hpp": "cpp", ".h": "cpp", ".py": "python", ".cmake": "cmake"}
-
-
-class PageError(Exception):
-    pass
 
 
 # ---- the pieces the build supplies ------------------------------------------------------------
@@ -187,45 +181,10 @@ def chapter_slug(readme):
 def without_code(text):
     """The text with the content of its code regions left out (they quote the sources)."""
     lines = text.split("\n")
-    for kind, b, e, _ in reversed(regions(lines)):
+    for kind, b, e, _ in reversed(parse(text).regions()):
         if kind == "code":
             del lines[b + 1:e]
     return "\n".join(lines)
-
-
-def regions(lines):
-    """(kind, begin, end, match) of every managed region; begin/end are the marker lines."""
-    found, i = [], 0
-    while i < len(lines):
-        m = CODE_BEGIN.match(lines[i]) or OUTPUT_BEGIN.match(lines[i])
-        if m:
-            kind = "code" if m.re is CODE_BEGIN else "output"
-            j = i + 1
-            while j < len(lines) and not REGION_END.match(lines[j]):
-                if CODE_BEGIN.match(lines[j]) or OUTPUT_BEGIN.match(lines[j]):
-                    break
-                j += 1
-            if j == len(lines) or REGION_END.match(lines[j]).group(1) != kind:
-                raise PageError(f"line {i + 1}: <!-- {kind}: ... --> without <!-- end {kind} -->")
-            found.append((kind, i, j, m))
-            i = j + 1
-            continue
-        i += 1
-    return found
-
-
-def numbers(line):
-    """(marker match, start, end) of each marked number on a line: the number's span."""
-    found = []
-    for m in NUMBER_MARK.finditer(line):
-        k = m.end()
-        if line.startswith("$", k):
-            k += 1
-        n = NUMBER.match(line, k)
-        if not n:
-            raise PageError(f"<!--#{m.group(1)}--> is not followed by a number")
-        found.append((m, n.start(), n.end()))
-    return found
 
 
 def expected(root, out_dir, readme, text, times=False, code_only=False, site=False,
@@ -233,12 +192,27 @@ def expected(root, out_dir, readme, text, times=False, code_only=False, site=Fal
     """The text as the build says it should be. Regions and numbers of a chapter whose
     exercise is not done keep their text. With site=True, times are filled in too.
     read_source(path) -> text lets the student release quote its stubs."""
-    lines = text.split("\n")
+    return "\n".join(expected_lines(root, out_dir, readme, text, times, code_only, site,
+                                    read_source)[0])
+
+
+def expected_lines(root, out_dir, readme, text, times=False, code_only=False, site=False,
+                   read_source=None):
+    """expected()'s lines, and its regions (Region: kind, marker lines, match) in them. The
+    page is parsed once: the lines outside its regions are copied, their model still holds."""
+    page = parse(text)
+    lines, regions = page.lines, page.regions()
     slug = chapter_slug(readme)
     results = Results(root, out_dir)
-    out, prev = [], 0
-    for kind, b, e, m in regions(lines):
-        out += lines[prev:b + 1]
+    out, out_regions, moved = [], [], {}  # moved[line of the page] = its line in out
+
+    def copy(first, end):
+        for i in range(first, end):
+            moved[i] = len(out)
+            out.append(lines[i])
+    prev = 0
+    for kind, b, e, m in regions:
+        copy(prev, b + 1)
         body = lines[b + 1:e]
         if kind == "code":
             body = code_block(root, readme, m.group(1), m.group(2), read_source)
@@ -246,19 +220,21 @@ def expected(root, out_dir, readme, text, times=False, code_only=False, site=Fal
             new = output_block(out_dir, m.group(1))
             if site or not same_output(new, body):
                 body = new
-        out += body + [lines[e]]
+        out += body
+        copy(e, e + 1)
+        out_regions.append(Region(kind, moved[b], moved[e], m))
         prev = e + 1
-    out += lines[prev:]
+    copy(prev, len(lines))
     if slug:
-        out = number_figures(out, int(slug[:2]))
+        number_figures(out, int(slug[:2]), [moved[i] for i, _ in page.figures()])
     if code_only:
-        return "\n".join(out)
-    in_region = set()
-    for kind, b, e, m in regions(out):
-        in_region.update(range(b, e + 1))
-    for i, line in enumerate(out):
-        if i in in_region or "<!--#" not in line:
+        return out, out_regions
+    in_region = {i for r in regions for i in range(r.begin, r.end + 1)}
+    for k, _ in page.prose_lines():
+        if k in in_region or "<!--#" not in out[moved[k]]:
             continue
+        i = moved[k]
+        line = out[i]
         pieces, last = [], 0
         for m, s, t in numbers(line):
             key, spec = m.group(1), m.group(2) or ""
@@ -272,35 +248,13 @@ def expected(root, out_dir, readme, text, times=False, code_only=False, site=Fal
             pieces += [line[last:s], shown]
             last = t
         out[i] = "".join(pieces) + line[last:]
-    return "\n".join(out)
+    return out, out_regions
 
 
-FIGURE_IMAGE = re.compile(r"^!\[[^\]]*\]\(([^()\s]+)\)[ \t]*$")
-FIGURE_NUMBER = re.compile(r"^\*Figure \d+\.\d+\.[ \t]*")
-
-
-def figures(lines):
-    """(image line, last caption line) of every figure: an image alone on its line, then its
-    caption, an *italic paragraph* (what a Git host shows under the image)."""
-    found, i = [], 0
-    while i < len(lines) - 1:
-        if FIGURE_IMAGE.match(lines[i]) and lines[i + 1].startswith("*") and \
-                not lines[i + 1].startswith("**"):
-            j = i + 1
-            while j + 1 < len(lines) and lines[j + 1].strip():
-                j += 1
-            found.append((i, j))
-            i = j
-        i += 1
-    return found
-
-
-def number_figures(lines, chapter):
-    """Captions start "Figure N.k.", in page order."""
-    out = list(lines)
-    for k, (i, _) in enumerate(figures(out), 1):
-        out[i + 1] = f"*Figure {chapter}.{k}. " + FIGURE_NUMBER.sub("*", out[i + 1])[1:]
-    return out
+def number_figures(lines, chapter, figures):
+    """Captions start "Figure N.k.", in page order (figures: the lines of their images)."""
+    for k, i in enumerate(figures, 1):
+        lines[i + 1] = f"*Figure {chapter}.{k}. " + FIGURE_NUMBER.sub("*", lines[i + 1])[1:]
 
 
 def same_output(a, b):
@@ -319,6 +273,7 @@ def same_output(a, b):
     return True
 
 
+FIGURE_NUMBER = re.compile(r"^\*Figure \d+\.\d+\.[ \t]*")
 E_NUMBER = re.compile(r"^([(\[]?)(-?\d+(?:\.\d+)?e[-+]\d+)([,;:)\]]*)$")
 
 
@@ -336,8 +291,7 @@ def rounding_apart(u, v):
 def bound_failures(root, out_dir, readme, text):
     """Messages for every bound (FORMAT < or >) that the results break."""
     slug, results, bad = chapter_slug(readme), Results(root, out_dir), []
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
+    for i, line in parse(text).prose_lines():
         for m, s, t in numbers(line) if "<!--#" in line else []:
             spec = m.group(2) or ""
             if spec not in ("<", ">"):
@@ -352,100 +306,13 @@ def bound_failures(root, out_dir, readme, text):
     return bad
 
 
-LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(([^()\s]*?)(?:#([^()\s]*))?\)")
-BARE_REF = re.compile(r"\b([Cc]hapters?|[Ss]ections?)[ \t\n]+(\d+)\b")
-OUTPUT_SECTION = re.compile(r"[ \t\n]+of[ \t\n]+(?:its|the|this)[ \t\n]+(?:\S+[ \t\n]+)?output")
-PROTECTED = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|<!--.*?-->|^#[^\n]*",
-                       re.S | re.M)
-
-
-DOXYGEN_SYNTAX = re.compile(r"(?<![\w\\])[\\@](?:snippet|verbinclude|include|image|ref|subpage|page|"
-                            r"anchor|section|f[$\[\]{}])(?![A-Za-z])")
-
-
-def plain_lines(text):
-    """The text with fenced code blanked (same offsets)."""
-    return re.sub(r"```.*?```", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
-
-
-def github_slug(title):
-    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
-    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
-
-
-def heading_slugs(path):
-    """The anchors of a Markdown file's headings."""
-    slugs, fenced = set(), False
-    for line in read(path).split("\n"):
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        m = None if fenced else re.match(r"^#{1,6}[ \t]+(.*?)[ \t]*(?:\{#[\w-]+\})?[ \t]*$", line)
-        if m:
-            slugs.add(github_slug(m.group(1)))
-    return slugs
-
-
-def link_failures(root, page, text):
-    """Links to chapters, sections and files that do not exist; chapter and section
-    references that are not links (the site and a Git host follow links, not words)."""
-    bad, rel = [], os.path.relpath(page, root)
-    plain = PROTECTED.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
-    for m in LINK.finditer(plain):
-        target, anchor = m.group(2), m.group(3)
-        line = plain.count("\n", 0, m.start()) + 1
-        if re.match(r"[a-z]+:", target):
-            continue
-        dest = os.path.normpath(os.path.join(os.path.dirname(page), target)) if target else page
-        if not os.path.exists(dest):
-            bad.append(f"{rel}:{line}: link to {target}, which does not exist")
-        elif anchor and dest.endswith(".md") and anchor not in heading_slugs(dest):
-            bad.append(f"{rel}:{line}: link to #{anchor} in {os.path.relpath(dest, root)}, "
-                       "which has no such heading")
-    for m in DOXYGEN_SYNTAX.finditer(plain):
-        line = plain.count("\n", 0, m.start()) + 1
-        bad.append(f"{rel}:{line}: Doxygen syntax '{m.group(0).strip()}' would show as text on a "
-                   "Git host (docs/md_filter.py writes what the site needs)")
-    for m in re.finditer(r"^[ \t]*(?:>[ \t]*)*(?:[-*+][ \t]+|\d+\.[ \t]+)?<!--#", plain_lines(text),
-                         re.M):
-        line = text.count("\n", 0, m.start()) + 1
-        bad.append(f"{rel}:{line}: a line starts with a number marker: a Git host reads the line "
-                   "as raw HTML (move a word in front of it)")
-    for m in re.finditer(r"^#{1,6}[ \t].*\{#[\w-]+\}[ \t]*$", text, re.M):
-        line = text.count("\n", 0, m.start()) + 1
-        bad.append(f"{rel}:{line}: heading with an {{#id}}: a Git host shows it; the site's ids "
-                   "come from the directory and the heading (docs/md_filter.py)")
-    linked = [(m.start(), m.end()) for m in LINK.finditer(plain)]
-    for m in BARE_REF.finditer(plain):
-        if any(a <= m.start() < b for a, b in linked) or OUTPUT_SECTION.match(plain, m.end()):
-            continue
-        line = plain.count("\n", 0, m.start()) + 1
-        bad.append(f"{rel}:{line}: '{' '.join(m.group(0).split())}' is not a link "
-                   "(write [chapter NN](../NN-slug/README.md) or [section N](#heading-slug))")
-    return bad
-
-
-def pages(root):
-    """Every page: the chapters, their worked solutions (instructor's copy only) and docs/."""
-    return (sorted(glob.glob(os.path.join(root, "chapters", "*", "README.md")))
-            + sorted(glob.glob(os.path.join(root, "chapters", "*", "solutions.md")))
-            + sorted(glob.glob(os.path.join(root, "docs", "*.md"))))
-
-
-def read(path):
-    with open(path, encoding="utf-8", newline="") as f:
-        return f.read()
-
-
-# ---- the site's view --------------------------------------------------------------------------
-
 def site_text(root, out_dir, readme, text, source_href):
     """The Markdown Doxygen should read, same line count: code regions become a labelled
     \\snippet{lineno}, output regions a labelled \\verbinclude of this build's output, numbers
     this build's values (times included), markers removed. source_href(repo_path, line) gives
     the link to a source line."""
-    text = expected(root, out_dir, readme, text, site=True)
-    lines = text.split("\n")
-    for kind, b, e, m in regions(lines):
+    lines, regions = expected_lines(root, out_dir, readme, text, site=True)
+    for kind, b, e, m in regions:
         if kind == "code":
             rel, tag = m.group(1), m.group(2)
             shown = repo_path(root, readme, rel)
@@ -464,51 +331,14 @@ def site_text(root, out_dir, readme, text, source_href):
         n = e - b + 1
         lines[b:e + 1] = new + [""] * (n - len(new))
     text = "\n".join(lines)
-    return NUMBER_MARK.sub("", text)
+    return MARKERS["number"].pattern.sub("", text)
 
 
-SOURCE_GLOBS = ("chapters/*/*.cpp", "chapters/*/*.hpp", "code/include/attn/*.hpp", "code/src/*.cpp",
-                "code/src/*.hpp", "tests/lib/*.cpp", "tests/support/*.hpp")
-
-
-def source_href(path, line, depth=0):
-    """Link from a site page (depth folders below html/) to a line of a source page."""
-    return "../" * depth + f"src/{path}.html#L-{line}"
-
-
-def write_sources(root, html_dir):
-    """One highlighted page per source file, html/src/<repo path>.html, line N at #L-N (the
-    links of code regions and cited tests). Pygments is Debian's python3-pygments."""
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import CppLexer
-
-    fmt = HtmlFormatter(linenos="table", linespans="L", wrapcode=True)
-    style = fmt.get_style_defs(".highlight")
-    count = 0
-    for pattern in SOURCE_GLOBS:
-        for path in sorted(glob.glob(os.path.join(root, pattern))):
-            rel = os.path.relpath(path, root)
-            depth = rel.count("/") + 1
-            up = "../" * depth
-            body = highlight(read(path), CppLexer(stripnl=False), fmt)
-            page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-                    f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-                    f"<title>{rel} — Attention, Verified</title>"
-                    f'<link rel="stylesheet" href="{up}site.css"><style>{style}\n'
-                    "body{margin:0 auto;max-width:70em;padding:0 1em;font-family:sans-serif}"
-                    ".highlight pre{font-size:13px;line-height:1.4;margin:0}"
-                    ".highlighttable{border-collapse:collapse}"
-                    "td.linenos{color:#888;text-align:right;padding-right:.8em;user-select:none}"
-                    ".highlight{overflow-x:auto}span[id^=L-]:target{background:#fff3b0}"
-                    f'</style></head><body><p><a href="{up}index.html">Attention, Verified</a>'
-                    f" · source file</p><h1><code>{rel}</code></h1>{body}</body></html>\n")
-            dest = os.path.join(html_dir, "src", rel + ".html")
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
-            with open(dest, "w", encoding="utf-8") as f:
-                f.write(page)
-            count += 1
-    return count
+def pages(root):
+    """Every page: the chapters, their worked solutions (instructor's copy only) and docs/."""
+    return (sorted(glob.glob(os.path.join(root, "chapters", "*", "README.md")))
+            + sorted(glob.glob(os.path.join(root, "chapters", "*", "solutions.md")))
+            + sorted(glob.glob(os.path.join(root, "docs", "*.md"))))
 
 
 # ---- command line -----------------------------------------------------------------------------
@@ -571,7 +401,3 @@ def main(argv):
         return 1
     print(f"pages: {n} pages agree with the build")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """The site's full-text search data, from the pages Doxygen wrote.
 
-usage: search_index.py HTML_DIR
+usage: python -m book.pages.search_index HTML_DIR
 
 Writes HTML_DIR/search-data.js: `window.BOOK_SEARCH_DATA = [...]`, one entry per section of
 every page (page title, section title, link to the section's anchor, the section's text without

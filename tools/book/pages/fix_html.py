@@ -1,0 +1,60 @@
+"""After Doxygen ran: the generated pages' fixes the filter (book.pages.site) prepared.
+
+python -m book.pages.site --fix-html HTML_DIR runs it.
+"""
+import os
+import re
+
+GLUE = "\u2060"       # WORD JOINER: the filter marks a formula glued to the preceding character
+
+FIGURE_HTML = re.compile(r'<div class="image">\s*<object type="image/svg\+xml" data="([^"]+)"'
+                         r'( style="pointer-events: none;")?></object>\s*'
+                         r'<div class="caption">\s*(.*?)</div>', re.S)
+
+
+# An inline formula and the punctuation glued to it: "(\(x\))," must not break after the
+# formula, leaving "," or ")" at the start of the next line.
+GLUED_MATH = re.compile(r'([(\[“"‘]?)(\\\((?:(?!\\\)|<).)*\\\))([,.;:!?)\]”"’]{1,3})', re.S)
+
+
+def keep_punctuation(text):
+    """Wraps each inline formula that has punctuation glued to it in a no-break span (outside
+    scripts and code: <script>, <pre> and code fragments are left alone)."""
+    parts = re.split(r'(<script\b.*?</script>|<pre\b.*?</pre>|'
+                     r'<div class="fragment">.*?</div><!-- fragment -->)', text, flags=re.S)
+    for k in range(0, len(parts), 2):
+        parts[k] = GLUED_MATH.sub(r'<span class="math-nowrap">\1\2\3</span>', parts[k])
+    return "".join(parts)
+
+
+def figure_html(m):
+    """A figure opens at full size when clicked, and its caption is its text alternative."""
+    src, caption = m.group(1), m.group(3)
+    plain = re.sub(r"<[^>]+>", "", caption)
+    plain = re.sub(r"\\[()]", "", plain).replace('"', "&quot;").strip()
+    return ('<div class="image"><a class="figure-link" href="%s" title="Open the figure at full '
+            'size"><object type="image/svg+xml" data="%s" role="img" aria-label="%s" '
+            'style="pointer-events: none;"></object></a>\n<div class="caption">\n%s</div>'
+            % (src, src, plain, caption))
+
+
+def fix_html(html_dir):
+    """Remove the WORD JOINER marks and the space Doxygen put after them (see convert_prose);
+    make figures links to their full-size SVG with their caption as text alternative."""
+    changed = 0
+    for root, _, files in os.walk(html_dir):
+        for f in files:
+            if not f.endswith((".html", ".js")):
+                continue
+            p = os.path.join(root, f)
+            with open(p, encoding="utf-8", newline="") as fh:
+                text = fh.read()
+            new = re.sub(GLUE + "[ \t]?", "", text)
+            if f.endswith(".html"):
+                new = keep_punctuation(FIGURE_HTML.sub(figure_html, new))
+            if new == text:
+                continue
+            with open(p, "w", encoding="utf-8", newline="") as fh:
+                fh.write(new)
+            changed += 1
+    return changed

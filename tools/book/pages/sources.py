@@ -1,0 +1,50 @@
+"""The site's pages of the source files (html/src/<repo path>.html, line N at #L-N): where code
+regions and cited tests link to (python -m book.pages sources ROOT HTML_DIR)."""
+import glob
+import os
+
+from .model import read
+
+SOURCE_GLOBS = ("chapters/*/*.cpp", "chapters/*/*.hpp", "code/include/attn/*.hpp", "code/src/*.cpp",
+                "code/src/*.hpp", "tests/lib/*.cpp", "tests/support/*.hpp")
+
+
+def source_href(path, line, depth=0):
+    """Link from a site page (depth folders below html/) to a line of a source page."""
+    return "../" * depth + f"src/{path}.html#L-{line}"
+
+
+def write_sources(root, html_dir):
+    """One highlighted page per source file, html/src/<repo path>.html, line N at #L-N (the
+    links of code regions and cited tests). Pygments is Debian's python3-pygments."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import CppLexer
+
+    fmt = HtmlFormatter(linenos="table", linespans="L", wrapcode=True)
+    style = fmt.get_style_defs(".highlight")
+    count = 0
+    for pattern in SOURCE_GLOBS:
+        for path in sorted(glob.glob(os.path.join(root, pattern))):
+            rel = os.path.relpath(path, root)
+            depth = rel.count("/") + 1
+            up = "../" * depth
+            body = highlight(read(path), CppLexer(stripnl=False), fmt)
+            page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+                    f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+                    f"<title>{rel} — Attention, Verified</title>"
+                    f'<link rel="stylesheet" href="{up}site.css"><style>{style}\n'
+                    "body{margin:0 auto;max-width:70em;padding:0 1em;font-family:sans-serif}"
+                    ".highlight pre{font-size:13px;line-height:1.4;margin:0}"
+                    ".highlighttable{border-collapse:collapse}"
+                    "td.linenos{color:#888;text-align:right;padding-right:.8em;user-select:none}"
+                    ".highlight{overflow-x:auto}span[id^=L-]:target{background:#fff3b0}"
+                    f'</style></head><body><p><a href="{up}index.html">Attention, Verified</a>'
+                    f" · source file</p><h1><code>{rel}</code></h1>{body}</body></html>\n")
+            dest = os.path.join(html_dir, "src", rel + ".html")
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            with open(dest, "w", encoding="utf-8") as f:
+                f.write(page)
+            count += 1
+    return count
+
