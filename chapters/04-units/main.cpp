@@ -22,7 +22,7 @@
 #include "attn/units.hpp"
 #include "harness/cli.hpp"
 #include "harness/output.hpp"
-#include "sweep.hpp"
+#include "ch04.hpp"
 
 namespace {
 
