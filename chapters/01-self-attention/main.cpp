@@ -15,19 +15,18 @@
 #include "attn/attention.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
+#include "ch01.hpp"
 #include "harness/cli.hpp"
 #include "harness/output.hpp"
-#include "toy.hpp"
 
 namespace {
 
+using ch01::jacobian_norm;
+using ch01::keys;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using std::filesystem::path;
-
-// Section 5 looks at one query against this many keys (the figures' "16 keys").
-constexpr Index keys = 16;
 
 struct Options {
   harness::CommonOptions common;
@@ -106,15 +105,6 @@ double quantile(VectorXd v, double q) {
   const auto lo = static_cast<Index>(std::floor(pos));
   const Index hi = std::min<Index>(lo + 1, v.size() - 1);
   return v(lo) + (pos - static_cast<double>(lo)) * (v(hi) - v(lo));
-}
-
-// The 2-norm of the softmax Jacobian J = diag(p) - p p^T: J is symmetric positive
-// semi-definite, so its 2-norm is its largest eigenvalue.
-double jacobian_norm(const VectorXd& p) {
-  using Solver = Eigen::SelfAdjointEigenSolver<MatrixXd>;
-  return Solver(attn::softmax_jacobian(p), Eigen::EigenvaluesOnly)
-      .eigenvalues()
-      .maxCoeff();
 }
 
 void qk_variance(const Options& o, attn::Rng& rng, const path& out, harness::Report& r) {
@@ -261,17 +251,15 @@ void print_weights(harness::Report& r, const MatrixXd& A) {
 void causal_sentence(const path& out, harness::Report& r) {
   const MatrixXd X = ch01::sentence_embeddings();
   const Index n = X.rows();
-  // [causal-toy]
-  const MatrixXd A_all = attn::attention_weights(X, X, MatrixXd());  // no mask: encoder
-  const MatrixXd A = attn::attention_weights(X, X, attn::causal_mask(n));  // decoder
+  const MatrixXd A_all = ch01::toy_attention_weights(X, false);  // no mask: encoder
+  const MatrixXd A = ch01::toy_attention_weights(X, true);       // decoder
   const MatrixXd C = A * X;  // row t: a weighted average of rows 0..t
-  // [causal-toy]
   // Change the last token ("hao", good, becomes a copy of "jin", today) and see which
   // outputs move: without the mask every earlier output does; with it none does.
   MatrixXd X2 = X;
   X2.row(n - 1) = X.row(0);
-  const MatrixXd C2_all = attn::attention_weights(X2, X2, MatrixXd()) * X2;
-  const MatrixXd C2 = attn::attention_weights(X2, X2, attn::causal_mask(n)) * X2;
+  const MatrixXd C2_all = ch01::toy_attention_weights(X2, false) * X2;
+  const MatrixXd C2 = ch01::toy_attention_weights(X2, true) * X2;
   const double past_change_all =
       (C2_all - A_all * X).topRows(n - 1).cwiseAbs().maxCoeff();
   const double past_change_causal = (C2 - C).topRows(n - 1).cwiseAbs().maxCoeff();
@@ -302,8 +290,8 @@ void causal_sentence(const path& out, harness::Report& r) {
   r.say(
       "   jin's weight on the {} tokens after it: {:.3f} without the mask, {:g} with "
       "it\n",
-      n - 1, r.put("unmasked_toy_future_weight_jin", A_all.row(0).tail(n - 1).sum()),
-      A.row(0).tail(n - 1).sum());
+      n - 1, r.put("unmasked_toy_future_weight_jin", ch01::later_weight(A_all, 0)),
+      ch01::later_weight(A, 0));
   r.say(
       "   hao replaced by jin: outputs 0..{} move by up to {:.3f} without the mask, {:g} "
       "with it\n",
@@ -316,7 +304,7 @@ void causal_sentence(const path& out, harness::Report& r) {
   r.put("causal_toy_max_future_weight",
         A.triangularView<Eigen::StrictlyUpper>().toDenseMatrix().maxCoeff());
   r.put("causal_vs_renormalised_unmasked_residual", renormalised_residual);
-  r.put("unmasked_toy_min_weight", A_all.minCoeff());
+  r.put("unmasked_toy_min_weight", ch01::smallest_visible_weight(A_all, false));
   r.put("unmasked_toy_weight_jin_jin", A_all(0, 0));
 }
 
