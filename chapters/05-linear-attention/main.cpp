@@ -11,9 +11,15 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
-#include "experiments.hpp"  // the attn headers and the chapter's experiments (namespace ch05)
+#include "attn/feature_maps.hpp"
+#include "attn/linear_attention.hpp"
+#include "attn/random.hpp"
+#include "attn/softmax.hpp"
+#include "attn/svd.hpp"
+#include "ch05.hpp"  // the chapter's computations (namespace ch05)
 #include "harness/cli.hpp"
 #include "harness/output.hpp"
 #include "harness/timing.hpp"
@@ -41,6 +47,34 @@ struct Options {
   long exp_limit_p = 6;  // --exp-order
   long trials = 400, max_log2_n = 20, block = 256;
 };
+
+// Roughly the most bytes each part of the program holds at once (they run one after the
+// other), each with the option that makes it large, for the program options `o` (d, n, r,
+// taylor_p, exp_limit_p, trials, max_log2_n, block): the program refuses a run that would
+// not fit before it starts.
+std::vector<std::pair<const char*, double>> peak_bytes(const Options& o) {
+  const double n = double(o.n), d = double(o.d), r = double(o.r), B = sizeof(double);
+  // 1, 2: 16 rows of phi(Q) and phi(K), and the last two tensor powers of x being built.
+  const double taylor = 16 * B *
+                        (2 * attn::taylor_feature_dim(d_poly, int(o.taylor_p)) +
+                         1.25 * std::pow(4.0, double(o.taylor_p)));
+  const double exp_limit =
+      16 * B * 2.2 * attn::exp_limit_feature_dim(d_poly, int(o.exp_limit_p));
+  // 5, 6: up to ten n x r feature matrices at once, a pair with (d_k + 1)^2 columns and its
+  // tensor power being built, n x n weights, and singular_values (a 2n x 2n eigenproblem).
+  const double features = 10 * n * r, squares = 4 * n * (d + 1) * (d + 1),
+               weights = 20 * n * n;
+  const char* attention = squares > std::max(features, weights) ? "--d"
+                          : features > weights                  ? "--r"
+                                                                : "--n";
+  // 7: Q, K, V and two outputs with 2^max-log2-n rows, and one block of features.
+  const double rows = 5 * std::ldexp(d, int(o.max_log2_n)), block = double(o.block) * r;
+  return {{"--order", taylor},
+          {"--exp-order", exp_limit},
+          {"--trials", 20 * B * double(o.trials)},  // 3: the r = 1 estimates
+          {attention, B * (features + squares + weights + 12 * n * d)},
+          {block > rows ? "--block" : "--max-log2-n", B * (rows + block + 2 * r * d)}};
+}
 
 // The identity phi_p(q).phi_p(k) = f_p(q.k) on 16 x 16 random pairs in d_k = 4, for
 // p = first .. last: prints each order's dimension (recorded as <dim_key><p> if given) and
@@ -103,7 +137,7 @@ void exp_limit(const Options& o, attn::Rng& rng, const fs::path& out, Report& re
   identity_table(
       report, rng, "exp_limit", "max rel |psi.psi - (1+t/p)^p|", 1, int(o.exp_limit_p),
       [](const MatrixXd& X, int p) { return attn::exp_limit_features(X, p); },
-      [](double t, int p) { return std::pow(1 + t / p, double(p)); });
+      ch05::exp_limit_kernel);
 
   // The error for p = 1 .. 2^20 against its leading term: slopes fitted for p >= 2^6, where
   // the 1/p term dominates, and error / leading term at p = 2^20 (row 20).
@@ -400,7 +434,7 @@ void run(const Options& o, const harness::CommandLine& cli) {
     throw harness::usage_error(
         "--r", fmt::format("must be an even number in [2, 65536] (got {})", o.r));
   // Every size the options allow either fits in memory or is refused here, before any work.
-  for (const auto& [option, bytes] : ch05::peak_bytes(o))
+  for (const auto& [option, bytes] : peak_bytes(o))
     harness::require_memory(option, bytes);
   const fs::path out = harness::begin_output(o.common.out);
   Report report;
