@@ -248,6 +248,10 @@ MatrixXd features(Estimator e, const MatrixXd& X, const MatrixXd& W) {
                                        : attn::positive_random_features(X, W);
 }
 
+MatrixXd normalised_rows(const MatrixXd& W) {
+  return W.rowwise().sum().cwiseInverse().asDiagonal() * W;
+}
+
 double exp_limit_kernel(double t, int p) {
   return std::pow(1 + t / p, double(p));
 }

@@ -90,6 +90,11 @@ MatrixXd features(Estimator e, const MatrixXd& X, const MatrixXd& W);
 VectorXd kernel_estimates(Estimator e, const VectorXd& q, const VectorXd& k, Index r,
                           int trials, attn::Rng& rng);
 
+// The weights a feature map gives: unnormalised weights W (a row per query,
+// phi(Q) phi(K)^T) divided by their row sums. (The library's kernel_attention_weights also
+// refuses a row sum of 0 or less; this does not check.)
+MatrixXd normalised_rows(const MatrixXd& W);
+
 // Relative root-mean-square error of the estimates around the true value.
 double relative_rmse(const VectorXd& est, double truth);
 

@@ -60,9 +60,8 @@ struct Errors {
 
 Errors errors_of(const Problem& P, const VectorXd& w) {
   Errors e;
-  const double sum = w.sum();
-  if (!(sum > 0)) return e;
-  const VectorXd a_hat = w / sum;
+  if (!(w.sum() > 0)) return e;
+  const VectorXd a_hat = ch05::normalised_rows(w.transpose()).transpose();
   e.refused = false;
   e.weights = (a_hat - P.a).cwiseAbs().maxCoeff();
   e.output = (P.V.transpose() * a_hat - P.o).norm() / P.o.norm();
@@ -93,15 +92,14 @@ void refused(live::Figure& f, const VectorXd& w) {
 }
 
 // The deterministic maps: the weights w_j = f_p(q·k_j) that phi_p(q)·phi_p(k_j) equals (the
-// identity residual says to what rounding), normalised as in the chapter's main.cpp. The
+// identity residual says to what rounding), normalised as the program's section 5 does. The
 // feature products are not used for the errors: their sums over up to 87381 features round
 // differently in every build (1e-13 at p = 8), which would make errors of 1e-6 differ in
 // their sixth digit; f_p(q·k) is the same number in every build.
 void deterministic(live::Figure& f, const Problem& P, const VectorXd& w, Index D) {
   common(f, P, w, D);
-  const double sum = w.sum();
-  if (!(sum > 0)) return refused(f, w);
-  const VectorXd a_hat = w / sum;
+  if (!(w.sum() > 0)) return refused(f, w);
+  const VectorXd a_hat = ch05::normalised_rows(w.transpose()).transpose();
   approximation(f, P, a_hat, P.V.transpose() * a_hat);
 }
 

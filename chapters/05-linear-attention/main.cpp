@@ -319,7 +319,7 @@ void attention_checks(const Options& o, attn::Rng& rng, Report& report) {
                            const MatrixXd& phiQ, const MatrixXd& phiK) {
     // [tv-distance]
     const MatrixXd W_raw = phiQ * phiK.transpose();
-    const MatrixXd A_hat = W_raw.rowwise().sum().cwiseInverse().asDiagonal() * W_raw;
+    const MatrixXd A_hat = ch05::normalised_rows(W_raw);  // rows divided by their sums
     const double tv = 0.5 * (A_hat - target).cwiseAbs().rowwise().sum().mean();
     // [tv-distance]
     report.put("attention_tv_" + name, tv);
