@@ -198,6 +198,11 @@ std::vector<VariantResidual> symmetry_residuals(const Sizes& s, attn::Rng& rng,
   return residuals;
 }
 
+MatrixXd output_shift(const MatrixXd& X, const AttentionParams& p,
+                      const AttentionParams& p0, attn::Normalisation h) {
+  return attn::cross_attention(X, X, p, h) - attn::cross_attention(X, X, p0, h);
+}
+
 // Chapter sections 3 and 4.
 BiasEffects bias_effects(const Sizes& s, attn::Rng& rng) {
   const Index n = s.n, d = s.d;
@@ -205,8 +210,8 @@ BiasEffects bias_effects(const Sizes& s, attn::Rng& rng) {
   const AttentionParams p0 = random_attention(d, d, d, false, rng);
   const AttentionParams pb = random_attention(d, d, d, true, rng);
   // How the output moves when p0 becomes p, with weights h.
-  const auto shift = [&](const AttentionParams& p, attn::Normalisation h) -> MatrixXd {
-    return attn::cross_attention(X, X, p, h) - attn::cross_attention(X, X, p0, h);
+  const auto shift = [&](const AttentionParams& p, attn::Normalisation h) {
+    return output_shift(X, p, p0, h);
   };
   const auto softmax = attn::Normalisation::softmax,
              identity = attn::Normalisation::identity;

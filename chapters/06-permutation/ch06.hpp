@@ -71,6 +71,12 @@ struct VariantResidual {
 std::vector<VariantResidual> symmetry_residuals(const Sizes& s, attn::Rng& rng,
                                                 const Progress& progress = {});
 
+// How the self-attention output of the tokens X moves when the layer p0 becomes p, with
+// weights h: Attn_p(X) - Attn_p0(X).
+Eigen::MatrixXd output_shift(const Eigen::MatrixXd& X, const attn::AttentionParams& p,
+                             const attn::AttentionParams& p0,
+                             attn::Normalisation h = attn::Normalisation::softmax);
+
 // 2. What each bias does to the output of self-attention, with softmax weights and with
 // h = id: max |change| when b_Q, b_K or b_V is added alone, and the value bias exactly.
 struct BiasEffect {

@@ -71,7 +71,7 @@ live::Figure reorder(const live::Params& p) {
     attn::AttentionParams on = layer, off = layer;
     on.*bias = data.p.*bias;
     off.*bias = VectorXd();
-    return (f_with(on)(PX) - f_with(off)(PX)).lpNorm<Eigen::Infinity>();
+    return ch06::output_shift(PX + E, on, off).lpNorm<Eigen::Infinity>();
   };
 
   std::vector<std::string> tokens;
