@@ -51,6 +51,20 @@ TEST_SUITE("ch06") {
     });
   }
 
+  TEST_CASE("Figure 6.1's weights move with their tokens: A(PX) = P A(X) P^T") {
+    // The program's and the live figure's computation (ch06.hpp), with and without biases.
+    for_all([](Index n, Index d, Index, attn::Rng& rng, const attn::Permutation& perm) {
+      const MatrixXd X = attn::random_normal(n, d, rng);
+      for (const bool biases : {false, true}) {
+        const attn::AttentionParams p = ch06::random_attention(d, d, d, biases, rng);
+        const MatrixXd A = ch06::pattern_weights(X, p);
+        const MatrixXd A_perm = ch06::pattern_weights(attn::permute_rows(X, perm), p);
+        CHECK(rel(A_perm, ch06::permute_both(A, perm)) <= rounding(n, d));
+        CHECK(rel(ch06::permute_both(A_perm, attn::inverse(perm)), A) <= rounding(n, d));
+      }
+    });
+  }
+
   TEST_CASE("attention is invariant to permuting keys and values together") {
     for_all([](Index n, Index d, Index, attn::Rng& rng, const attn::Permutation&) {
       const Index n_k = n + 2;
