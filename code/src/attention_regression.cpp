@@ -79,7 +79,8 @@ struct Problem {
 // Each thread must get at least this many units of the work n^2 (d + 8) of an evaluation
 // (the two n x n x d products and the exponentials): a helper thread, started for each
 // evaluation, costs as much as a small evaluation, so two threads were slower than one
-// below about 3e6 units and faster above (the times: docs/performance.md, "Two cores").
+// below about 3e6 units and faster above (the times are on the performance page,
+// docs/performance.md, "Two cores").
 constexpr double min_work_per_thread = 1 << 21;
 
 // The d x d partial C's of a wave of blocks are kept until they are summed in order:
