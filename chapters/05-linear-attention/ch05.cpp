@@ -248,12 +248,116 @@ MatrixXd features(Estimator e, const MatrixXd& X, const MatrixXd& W) {
                                        : attn::positive_random_features(X, W);
 }
 
+AttentionChecks attention_checks(Index n, Index d, Index r, attn::Rng& rng) {
+  AttentionChecks c;
+  // Entries N(0, 2/d_k): |q|^2 ~ 2 and logits with standard deviation 2/sqrt(d_k).
+  const double sigma = std::sqrt(2.0 / double(d));
+  const MatrixXd Q = attn::random_normal(n, d, rng, sigma),
+                 K = attn::random_normal(n, d, rng, sigma),
+                 V = attn::random_normal(n, d, rng);
+  const MatrixXd W = attn::gaussian_directions(r, d, rng);
+  using enum attn::Stabiliser;
+  const auto features = [&](const MatrixXd& X, attn::Stabiliser s = none,
+                            double eps = 0) {
+    return attn::positive_random_features(X, W, s, eps);
+  };
+  const auto relative = [](const MatrixXd& a, const MatrixXd& b) {
+    return (a - b).lpNorm<Eigen::Infinity>() / b.lpNorm<Eigen::Infinity>();
+  };
+  const MatrixXd phiQ = features(Q), phiK = features(K);
+  const MatrixXd fast = attn::linear_attention(phiQ, phiK, V);            // O(n r d_k)
+  const MatrixXd slow = attn::kernel_attention_quadratic(phiQ, phiK, V);  // O(n^2 r)
+  const MatrixXd rnn = attn::causal_linear_attention(phiQ, phiK, V);
+  const MatrixXd masked =
+      attn::kernel_attention_quadratic(phiQ, phiK, V, attn::Masking::causal);
+  c.linear_vs_quadratic = relative(fast, slow);
+  c.causal_rnn_vs_masked = relative(rnn, masked);
+  // Subtracting the maxima (per query, once over all keys) cancels exactly.
+  const MatrixXd sQ = features(Q, per_row), sK = features(K, global);
+  c.stabiliser_change = relative(attn::linear_attention(sQ, sK, V), fast);
+
+  // At 30 times the norms the features underflow; the stabilisers keep the output attention.
+  c.x30 = scaled_by_30(Q, K, V, W);
+
+  // Performer's epsilon, added to every (stabilised) feature, does not cancel: total
+  // variation distance of the weights from those without it.
+  const MatrixXd A0 = attn::kernel_attention_weights(sQ, sK);
+  for (const double eps : {1e-8, 1e-6, 1e-4, 1e-2}) {
+    const MatrixXd A1 = attn::kernel_attention_weights(features(Q, per_row, eps),
+                                                       features(K, global, eps));
+    c.epsilon_tv.emplace_back(eps, 0.5 * (A1 - A0).cwiseAbs().rowwise().sum().mean());
+  }
+
+  // Each map's normalised weights against softmax's: mean total variation distance per row.
+  const MatrixXd target = attn::softmax_rows(Q * K.transpose());
+  const auto compare = [&](const std::string& label, const std::string& name,
+                           const MatrixXd& phiQ, const MatrixXd& phiK) {
+    // [tv-distance]
+    const MatrixXd W_raw = phiQ * phiK.transpose();
+    const MatrixXd A_hat = normalised_rows(W_raw);  // rows divided by their sums
+    const double tv = 0.5 * (A_hat - target).cwiseAbs().rowwise().sum().mean();
+    // [tv-distance]
+    c.maps.push_back({label, name, phiQ.cols(), tv, W_raw.minCoeff()});
+  };
+  const MatrixXd Wo = attn::orthogonal_directions(r, d, rng),
+                 Wt = attn::gaussian_directions(r / 2, d, rng);
+  compare("positive, r = " + std::to_string(r), "positive", phiQ, phiK);
+  compare("orthogonal, r = " + std::to_string(r), "orthogonal",
+          attn::positive_random_features(Q, Wo), attn::positive_random_features(K, Wo));
+  compare("trigonometric, r = " + std::to_string(r / 2), "trigonometric",
+          attn::trig_random_features(Q, Wt), attn::trig_random_features(K, Wt));
+  // About d_k^2 features each: the program checked the run's memory, so the feature
+  // maps' own limit of 1 GiB is lifted.
+  const double no_limit = std::numeric_limits<double>::infinity();
+  compare("Taylor, p = 2", "taylor_p2", attn::taylor_features(Q, 2, no_limit),
+          attn::taylor_features(K, 2, no_limit));
+  compare("exp-limit, p = 2", "exp_limit_p2", attn::exp_limit_features(Q, 2, no_limit),
+          attn::exp_limit_features(K, 2, no_limit));
+  return c;
+}
+
 MatrixXd normalised_rows(const MatrixXd& W) {
   return W.rowwise().sum().cwiseInverse().asDiagonal() * W;
 }
 
 double exp_limit_kernel(double t, int p) {
   return std::pow(1 + t / p, double(p));
+}
+
+Ranks ranks(Index n, Index d, Index r_max, attn::Rng& rng,
+            const std::function<void(const std::string&)>& progress) {
+  const double sigma = std::pow(double(d), -0.25);  // logits with variance 1
+  const MatrixXd Q = attn::random_normal(n, d, rng, sigma),
+                 K = attn::random_normal(n, d, rng, sigma);
+  Ranks k;
+  // [rank]
+  const MatrixXd A = attn::softmax_rows(Q * K.transpose());
+  const auto linear = [&](Index r) {  // diag(W 1)^-1 W, W = phi(Q) phi(K)^T, r features
+    const MatrixXd W = attn::gaussian_directions(r, d, rng);
+    return attn::kernel_attention_weights(attn::positive_random_features(Q, W),
+                                          attn::positive_random_features(K, W));
+  };
+  const Index r_small = std::min<Index>(16, n), r_big = std::min<Index>(r_max, n);
+  const VectorXd sA = attn::singular_values(A);
+  const VectorXd s16 = attn::singular_values(linear(r_small));
+  const VectorXd sr = attn::singular_values(linear(r_big));
+  // [rank]
+  k.r_small = r_small;
+  k.r_big = r_big;
+  k.s_softmax = sA;
+  k.s_small = s16;
+  k.s_big = sr;
+  const MatrixXd logits = Q * K.transpose();
+  k.favourites = favourite_keys(logits);
+  k.by_scale = rank_against_scale(logits, k.favourites, progress);
+  k.saturation_scale = 100 / k.favourites.smallest_gap;
+  k.rank_saturated =
+      attn::numerical_rank(attn::softmax_rows(k.saturation_scale * logits), 1e-10);
+  return k;
+}
+
+Index rank_of(const VectorXd& s) {
+  return (s.array() > 1e-10 * s(0)).count();
 }
 
 }  // namespace ch05

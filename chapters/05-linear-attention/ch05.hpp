@@ -13,6 +13,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/random.hpp"
@@ -196,6 +197,26 @@ struct Underflow {
 Underflow scaled_by_30(const MatrixXd& Q, const MatrixXd& K, const MatrixXd& V,
                        const MatrixXd& W);
 
+// Section 5: attention on n tokens in d_k = d with r random features. Queries and keys
+// entries N(0, 2/d_k) (already divided by d_k^(1/4), so softmax(Q K^T) is the scaled
+// attention): linear attention against the quadratic form, plain and causal (relative max
+// residuals), the change the max-subtraction stabiliser makes, the features at 30 times the
+// norms, the mean total variation Performer's epsilon adds to the stabilised weights, and
+// each map's normalised weights against softmax's.
+struct MapWeights {
+  std::string label, name;  // "positive, r = 64", "positive"
+  Index D;                  // features
+  double tv;                // mean total variation distance per row from softmax's
+  double min_weight;        // the smallest unnormalised weight
+};
+struct AttentionChecks {
+  double linear_vs_quadratic, causal_rnn_vs_masked, stabiliser_change;
+  Underflow x30;
+  std::vector<std::pair<double, double>> epsilon_tv;  // (epsilon, mean TV)
+  std::vector<MapWeights> maps;
+};
+AttentionChecks attention_checks(Index n, Index d, Index r, attn::Rng& rng);
+
 // The relative Frobenius error ||phi(Q) phi(K)^T - exp(Q K^T)|| / ||exp(Q K^T)|| of the
 // Taylor maps of order 1 .. max_taylor_p, the exp-limit maps of power 1 .. max_exp_limit_p,
 // and positive random features with r = 4, 16, .., 2^max_log2_r (root mean square over 10
@@ -223,5 +244,25 @@ Favourites favourite_keys(const MatrixXd& logits);
 // limit (the number of favourite keys, for the plot).
 MatrixXd rank_against_scale(const MatrixXd& logits, const Favourites& favourites,
                             const std::function<void(const std::string&)>& progress);
+
+// Section 6 (README section 7): the rank of n x n attention matrices in d_k = d. Queries and
+// keys with entries N(0, d^(-1/2)) (logits with variance 1); the singular values of softmax
+// attention and of linear attention with r_small = min(16, n) and r_big = min(r_max, n) positive
+// random features; the rank of softmax(s Q K^T) against s, the favourite keys, and the rank
+// at s = 100 / (smallest gap between a row's two largest logits), where every weight but a
+// row's largest is below e^-100: each row is one-hot to rounding.
+struct Ranks {
+  Index r_small, r_big;
+  VectorXd s_softmax, s_small, s_big;  // singular values, largest first
+  MatrixXd by_scale;                   // rank_against_scale
+  Favourites favourites;
+  double saturation_scale;
+  Index rank_saturated;
+};
+Ranks ranks(Index n, Index d, Index r_max, attn::Rng& rng,
+            const std::function<void(const std::string&)>& progress);
+
+// The numerical rank from singular values s (largest first): how many exceed 1e-10 s(0).
+Index rank_of(const VectorXd& s);
 
 }  // namespace ch05
