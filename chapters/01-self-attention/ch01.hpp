@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "attn/random.hpp"
+
 namespace ch01 {
 
 using Eigen::Index;
@@ -29,6 +31,22 @@ Eigen::MatrixXd sentence_embeddings();
 // Seed 004's hand-written causal weight table for that sentence, as printed there.
 Eigen::MatrixXd seed_weight_table();
 
+// Section 1: every word a against the query word: a.q, |a - q|^2, |a|^2, and the largest
+// |(|a|^2 + |q|^2 - 2 a.q) - |a - q|^2| (rounding: the identity is exact).
+struct DotsAndDistances {
+  Eigen::VectorXd dots, sq_dist, norms_sq;
+  double identity_residual;
+};
+DotsAndDistances dots_and_distances(const Eigen::MatrixXd& E, Index query);
+
+// Section 2: the context vectors C = W X of a weight table W (row t: c_t = sum_i w_ti x_i)
+// and the row sums of W.
+struct Context {
+  Eigen::MatrixXd C;
+  Eigen::VectorXd row_sums;
+};
+Context weighted_average(const Eigen::MatrixXd& W, const Eigen::MatrixXd& X);
+
 // Section 5 looks at one query against this many keys (the figures' "16 keys").
 constexpr Index keys = 16;
 
@@ -48,5 +66,24 @@ double later_weight(const Eigen::MatrixXd& A, Index t);
 // The smallest weight a token may give: over every entry of A, or with the causal mask over
 // the entries it leaves (i <= t), not the masked zeros.
 double smallest_visible_weight(const Eigen::MatrixXd& A, bool causal);
+
+// Section 6 on the tokens X: the weights without the mask (A_all) and with it (A), the causal
+// outputs C = A X; how far outputs 0..n-2 move when the last token becomes a copy of the
+// first, without and with the mask; and the largest difference between a causal row and the
+// unmasked row cut to tokens 0..t and renormalised.
+struct ToyMasks {
+  Eigen::MatrixXd A_all, A, C;
+  double past_change_all, past_change_causal, renormalised_residual;
+};
+ToyMasks toy_masks(const Eigen::MatrixXd& X);
+
+// Section 7: causal multi-head self-attention on n random tokens of width d (weights with
+// entries N(0, 1/d)); how far the earlier outputs move when the last token is redrawn
+// (0, bit for bit), and the largest |row sum - 1| of every head's weights.
+struct MultiHeadChecks {
+  Eigen::MatrixXd Y;
+  double earlier_change, rowsum_error;
+};
+MultiHeadChecks multi_head_checks(Index n, Index d, Index heads, attn::Rng& rng);
 
 }  // namespace ch01
