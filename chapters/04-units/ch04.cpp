@@ -116,6 +116,29 @@ double layer_norm_change_formula(const MatrixXd& X, double c, double eps0) {
   return std::sqrt(num / den);
 }
 
+MatrixXd unit_sweep(const UnitsProblem& p, const std::vector<double>& grid, double eps0,
+                    const std::function<void(Index, double)>& progress) {
+  const Index K = Index(grid.size());
+  MatrixXd t(K, 13);
+  std::vector<VectorXd> base;
+  for (const Method m : methods) base.push_back(predict_in_units(p, 1.0, m).y);
+  for (Index k = 0; k < K; ++k) {
+    const double c = grid[std::size_t(k)];
+    progress(k, c);
+    t(k, 0) = c;
+    for (Index i = 0; i < 4; ++i) {
+      const Prediction pr = predict_in_units(p, c, methods[std::size_t(i)]);
+      t(k, change + i) = relative_change(pr.y, base[std::size_t(i)]);
+      t(k, mse + i) = (pr.y - p.Y_query).squaredNorm() / double(p.Y_query.size());
+      if (i >= 2) t(k, entropy + i - 2) = pr.entropy;
+    }
+    t(k, layernorm) = layer_norm_change(p.X, c, eps0);
+    t(k, formula) = layer_norm_change_formula(p.X, c, eps0);
+  }
+  progress(K, 0);
+  return t;
+}
+
 std::function<MatrixXd(const MatrixXd&)> in_unit(double c) {
   if (!(std::isfinite(c) && c > 0))
     throw std::invalid_argument("in_unit: the unit factor must be positive and finite");
@@ -128,5 +151,22 @@ MatrixXd whitening_features(const MatrixXd& X) {
   return MatrixXd(rho * attn::whitening_map(X)).transpose();  // T = (rho L)^T
 }
 // [whitened-features]
+
+std::vector<attn::RunResult> train_in_unit(Index n, Index d, int runs, int iterations,
+                                           std::uint64_t seed, double unit, bool whiten) {
+  // [train-in-units]
+  attn::ExperimentConfig config;
+  config.n = n;
+  config.d = d;
+  config.h = attn::Normalisation::softmax;
+  config.runs = runs;
+  config.iterations = iterations;
+  config.seed = seed;
+  config.threads = 2;
+  config.inputs = in_unit(unit);                     // the same currents, in A, mA or kA
+  if (whiten) config.features = whitening_features;  // train on X (rho L)^T
+  return attn::run_experiment(config);
+  // [train-in-units]
+}
 
 }  // namespace ch04

@@ -10,6 +10,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -86,6 +87,15 @@ double layer_norm_change(const MatrixXd& X, double c, double eps0);
 // The same, predicted: LN(cx) = (x - mean) / sqrt(s^2 + eps0 / c^2) row by row.
 double layer_norm_change_formula(const MatrixXd& X, double c, double eps0);
 
+// Section 4's sweep over the units c in `grid`: a row per c, with the columns of
+// 04-unit-sweep.csv (SweepColumn): c; the relative change against c = 1 and the held-out mean
+// squared error of each method (`methods` order); the mean entropy of the two softmax
+// systems; LayerNorm's change with epsilon eps0, measured and predicted.
+// progress(k, c) is told before row k, and (grid size, 0) when done.
+enum SweepColumn { change = 1, mse = 5, entropy = 9, layernorm = 11, formula = 12 };
+MatrixXd unit_sweep(const UnitsProblem& p, const std::vector<double>& grid, double eps0,
+                    const std::function<void(Index, double)>& progress);
+
 // Chapter 03's training experiment in other units (section 5), through the two hooks of
 // attn::ExperimentConfig.
 //
@@ -99,5 +109,11 @@ std::function<MatrixXd(const MatrixXd&)> in_unit(double c);
 // the source's currents counted in amperes, fixed whatever the unit), which gives the
 // whitened features the numerical scale the source's features have in amperes.
 MatrixXd whitening_features(const MatrixXd& X);
+
+// Section 5: chapter 03's training experiment (softmax attention, `runs` runs of
+// `iterations` Adam steps, seeds from `seed`, two threads) on n x d data with the currents in
+// the unit A/c (c = `unit`), on the plain features or on the whitened ones.
+std::vector<attn::RunResult> train_in_unit(Index n, Index d, int runs, int iterations,
+                                           std::uint64_t seed, double unit, bool whiten);
 
 }  // namespace ch04
