@@ -10,8 +10,9 @@
 //
 // Counters (not rates): peak_RSS_MiB, the child's peak; inputs_MiB, Q, K, V and the output
 // (4 N d doubles), the least any form must hold. One run per size (the peak does not vary
-// with the machine's load). The tiled form goes to N = 65,536 (about 40 s of arithmetic);
-// attention_row_blocks() to 16,384, enough to show that it grows like N too.
+// with the machine's load). The tiled form goes to N = 65,536, the longest point of the run
+// (docs/performance.md, "Memory"); attention_row_blocks() to 16,384, enough to show that it
+// grows like N too.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 #include <sys/wait.h>

@@ -3,7 +3,9 @@
 // distances, the source's causal weight table, the variance of q·k and the saturation of
 // softmax with and without 1/sqrt(d), a toy sentence with and without the causal mask, and
 // multi-head causal self-attention with its checks. Writes output.txt (this summary),
-// results.json, and the CSV + SVG of each figure into --out.
+// results.json, and the CSV + SVG of each figure into --out. The chapter's module (ch01.hpp,
+// which the live figures call too) computes sections 1, 2, 6 and 7; section 5's Monte Carlo
+// sweeps, summarised by quantiles, are still computed here.
 
 #include <fmt/core.h>
 
@@ -15,19 +17,18 @@
 #include "attn/attention.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
+#include "ch01.hpp"
 #include "harness/cli.hpp"
 #include "harness/output.hpp"
-#include "toy.hpp"
 
 namespace {
 
+using ch01::jacobian_norm;
+using ch01::keys;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using std::filesystem::path;
-
-// Section 5 looks at one query against this many keys (the figures' "16 keys").
-constexpr Index keys = 16;
 
 struct Options {
   harness::CommonOptions common;
@@ -43,13 +44,8 @@ struct Options {
 void dot_versus_distance(harness::Report& r) {
   const MatrixXd E = ch01::word_embeddings();
   const Index cat = 10;
-  // [dot-vs-distance]
-  const VectorXd q = E.row(cat).transpose();  // the query: cat
-  const VectorXd dots = E * q;                // a.q, every word a
-  const VectorXd sq_dist = (E.rowwise() - q.transpose()).rowwise().squaredNorm();
-  const VectorXd norms_sq = E.rowwise().squaredNorm();  // |a|^2
-  const VectorXd identity = norms_sq.array() + q.squaredNorm() - 2 * dots.array();
-  // [dot-vs-distance]
+  const ch01::DotsAndDistances dd = ch01::dots_and_distances(E, cat);
+  const VectorXd &dots = dd.dots, &sq_dist = dd.sq_dist, &norms_sq = dd.norms_sq;
   r.say("1. Dot product vs distance, query = cat (2, -1)\n");
   r.say("   {:<9} {:>8} {:>8} {:>10}\n", "word", "a.q", "|a-q|^2", "|a|^2");
   for (Index i = 0; i < E.rows(); ++i)
@@ -61,8 +57,7 @@ void dot_versus_distance(harness::Report& r) {
   r.say("   largest a.q: {}; smallest distance: {}\n", ch01::words[std::size_t(best_dot)],
         ch01::words[std::size_t(best_dist)]);
   r.say("   max |(|a|^2 + |q|^2 - 2 a.q) - |a-q|^2| = {:.1e}\n\n",
-        r.put("dot_vs_distance_identity_residual",
-              (identity - sq_dist).cwiseAbs().maxCoeff()));
+        r.put("dot_vs_distance_identity_residual", dd.identity_residual));
   r.put("cat_dot_cat", dots(cat));
   r.put("cat_dot_leopard", dots(11));
   r.put("cat_dot_deer", dots(12));
@@ -74,11 +69,9 @@ void dot_versus_distance(harness::Report& r) {
 void weight_table(harness::Report& r) {
   const MatrixXd W = ch01::seed_weight_table();
   const MatrixXd X = ch01::sentence_embeddings();
-  // [weighted-average]
-  // Row t of C is c_t = sum_i w_ti x_i over i <= t (W is lower triangular).
-  const MatrixXd C = W * X;
-  const VectorXd row_sums = W.rowwise().sum();
-  // [weighted-average]
+  const ch01::Context context = ch01::weighted_average(W, X);
+  const MatrixXd& C = context.C;
+  const VectorXd& row_sums = context.row_sums;
   r.say("2. The source's causal weight table W and toy embeddings X (6 x 4)\n");
   for (Index t = 0; t < 6; ++t)
     r.say("   x_{} = [{:>2.0f}, {:>2.0f}, {:>2.0f}, {:>2.0f}]  {}\n", t, X(t, 0), X(t, 1),
@@ -106,15 +99,6 @@ double quantile(VectorXd v, double q) {
   const auto lo = static_cast<Index>(std::floor(pos));
   const Index hi = std::min<Index>(lo + 1, v.size() - 1);
   return v(lo) + (pos - static_cast<double>(lo)) * (v(hi) - v(lo));
-}
-
-// The 2-norm of the softmax Jacobian J = diag(p) - p p^T: J is symmetric positive
-// semi-definite, so its 2-norm is its largest eigenvalue.
-double jacobian_norm(const VectorXd& p) {
-  using Solver = Eigen::SelfAdjointEigenSolver<MatrixXd>;
-  return Solver(attn::softmax_jacobian(p), Eigen::EigenvaluesOnly)
-      .eigenvalues()
-      .maxCoeff();
 }
 
 void qk_variance(const Options& o, attn::Rng& rng, const path& out, harness::Report& r) {
@@ -261,28 +245,11 @@ void print_weights(harness::Report& r, const MatrixXd& A) {
 void causal_sentence(const path& out, harness::Report& r) {
   const MatrixXd X = ch01::sentence_embeddings();
   const Index n = X.rows();
-  // [causal-toy]
-  const MatrixXd A_all = attn::attention_weights(X, X, MatrixXd());  // no mask: encoder
-  const MatrixXd A = attn::attention_weights(X, X, attn::causal_mask(n));  // decoder
-  const MatrixXd C = A * X;  // row t: a weighted average of rows 0..t
-  // [causal-toy]
-  // Change the last token ("hao", good, becomes a copy of "jin", today) and see which
-  // outputs move: without the mask every earlier output does; with it none does.
-  MatrixXd X2 = X;
-  X2.row(n - 1) = X.row(0);
-  const MatrixXd C2_all = attn::attention_weights(X2, X2, MatrixXd()) * X2;
-  const MatrixXd C2 = attn::attention_weights(X2, X2, attn::causal_mask(n)) * X2;
-  const double past_change_all =
-      (C2_all - A_all * X).topRows(n - 1).cwiseAbs().maxCoeff();
-  const double past_change_causal = (C2 - C).topRows(n - 1).cwiseAbs().maxCoeff();
-  // The causal row t is the unmasked row t cut to tokens 0..t and renormalised.
-  double renormalised_residual = 0;
-  for (Index t = 0; t < n; ++t) {
-    const Eigen::RowVectorXd head = A_all.row(t).head(t + 1);
-    renormalised_residual =
-        std::max(renormalised_residual,
-                 (A.row(t).head(t + 1) - head / head.sum()).cwiseAbs().maxCoeff());
-  }
+  const ch01::ToyMasks toy = ch01::toy_masks(X);
+  const MatrixXd &A_all = toy.A_all, &A = toy.A, &C = toy.C;
+  const double past_change_all = toy.past_change_all,
+               past_change_causal = toy.past_change_causal,
+               renormalised_residual = toy.renormalised_residual;
   std::vector<std::vector<harness::CsvCell>> rows;
   for (Index t = 0; t < n; ++t)
     for (Index i = 0; i < n; ++i)
@@ -302,8 +269,8 @@ void causal_sentence(const path& out, harness::Report& r) {
   r.say(
       "   jin's weight on the {} tokens after it: {:.3f} without the mask, {:g} with "
       "it\n",
-      n - 1, r.put("unmasked_toy_future_weight_jin", A_all.row(0).tail(n - 1).sum()),
-      A.row(0).tail(n - 1).sum());
+      n - 1, r.put("unmasked_toy_future_weight_jin", ch01::later_weight(A_all, 0)),
+      ch01::later_weight(A, 0));
   r.say(
       "   hao replaced by jin: outputs 0..{} move by up to {:.3f} without the mask, {:g} "
       "with it\n",
@@ -316,39 +283,18 @@ void causal_sentence(const path& out, harness::Report& r) {
   r.put("causal_toy_max_future_weight",
         A.triangularView<Eigen::StrictlyUpper>().toDenseMatrix().maxCoeff());
   r.put("causal_vs_renormalised_unmasked_residual", renormalised_residual);
-  r.put("unmasked_toy_min_weight", A_all.minCoeff());
+  r.put("unmasked_toy_min_weight", ch01::smallest_visible_weight(A_all, false));
   r.put("unmasked_toy_weight_jin_jin", A_all(0, 0));
 }
 
 // ------------------------------------------------------------------------------------
 // 7. Multi-head causal self-attention on random tokens, with the checks the tests make.
 void multi_head(const Options& o, attn::Rng& rng, harness::Report& r) {
-  const Index n = o.n, d = o.d;
-  const double init = 1.0 / std::sqrt(static_cast<double>(d));  // keeps q.k of order 1
-  attn::MultiHeadParams p;
-  p.heads = o.heads;
-  for (MatrixXd* W : {&p.W_Q, &p.W_K, &p.W_V, &p.W_O})
-    *W = attn::random_normal(d, d, rng, init);
-  MatrixXd X = attn::random_normal(n, d, rng);
+  const Index n = o.n, d = o.d, dh = d / o.heads;
   harness::progress("multi-head attention");  // the longest section at large n and d
-  const MatrixXd Y = attn::multi_head_attention(X, p, attn::Masking::causal);
-
-  // Changing the last token must leave every earlier output row unchanged, bit for bit.
-  X.row(n - 1) = attn::random_normal(1, d, rng);
-  const MatrixXd Y2 = attn::multi_head_attention(X, p, attn::Masking::causal);
-  const double earlier_change =
-      n > 1 ? (Y2.topRows(n - 1) - Y.topRows(n - 1)).cwiseAbs().maxCoeff() : 0.0;
-
-  // Row sums of every head's weights.
-  double rowsum_error = 0;
-  const Index dh = d / o.heads;
-  for (Index i = 0; i < o.heads; ++i) {
-    const MatrixXd A =
-        attn::attention_weights(X * p.W_Q.middleCols(i * dh, dh),
-                                X * p.W_K.middleCols(i * dh, dh), attn::causal_mask(n));
-    rowsum_error =
-        std::max(rowsum_error, (A.rowwise().sum().array() - 1.0).abs().maxCoeff());
-  }
+  const ch01::MultiHeadChecks m = ch01::multi_head_checks(n, d, o.heads, rng);
+  const MatrixXd& Y = m.Y;
+  const double earlier_change = m.earlier_change, rowsum_error = m.rowsum_error;
   harness::progress("");
   r.say("7. Multi-head causal self-attention: n = {}, d = {}, {} heads of width {}\n", n,
         d, o.heads, dh);

@@ -19,7 +19,7 @@
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
 #include "test_helpers.hpp"
-#include "toy.hpp"
+#include "ch01.hpp"
 
 using Eigen::Index;
 using Eigen::MatrixXd;
@@ -144,13 +144,13 @@ TEST_SUITE("ch01") {
       }
     // The chapter's toy sentence, scores x_0.x_j / 2 = 4, 2, 2, 0, 2, 2 for jin: without
     // the mask jin gives (4e^2 + 1) / (e^4 + 4e^2 + 1) ~ 0.359 of its weight to the five
-    // tokens after it.
+    // tokens after it (the program's and the live figure's computation, ch01.hpp).
     const MatrixXd X = ch01::sentence_embeddings();
-    const MatrixXd A = attn::attention_weights(X, X, MatrixXd());
+    const MatrixXd A = ch01::toy_attention_weights(X, false);
     const double e2 = std::exp(2.0), e4 = std::exp(4.0);
-    CHECK(A.row(0).tail(5).sum() ==
+    CHECK(ch01::later_weight(A, 0) ==
           doctest::Approx((4 * e2 + 1) / (e4 + 4 * e2 + 1)).epsilon(1e-14));
-    CHECK(A.minCoeff() > 0.0);
+    CHECK(ch01::smallest_visible_weight(A, false) > 0.0);
   }
 
   TEST_CASE("causal weights are the unmasked weights of tokens 0..t, renormalised" *

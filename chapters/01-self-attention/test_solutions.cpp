@@ -24,7 +24,7 @@
 #include "attn/softmax.hpp"
 #include "attn/tiled_attention.hpp"
 #include "test_helpers.hpp"
-#include "toy.hpp"
+#include "ch01.hpp"
 
 using Eigen::Index;
 using Eigen::MatrixXd;

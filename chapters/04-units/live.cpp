@@ -6,8 +6,8 @@
 
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
+#include "ch04.hpp"
 #include "live.hpp"
-#include "sweep.hpp"
 
 namespace {
 
@@ -15,19 +15,6 @@ using ch04::Method;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-
-// The softmax attention weights of method m with the currents multiplied by c, as
-// ch04::predict_in_units forms them (queries x training points).
-MatrixXd weights_in_units(const ch04::UnitsProblem& p, double c, Method m) {
-  const attn::AttentionRegressor w = ch04::fixed_weights(p, c, m);
-  return attn::softmax_rows((c * p.X_query) * w.W_Q * w.W_K.transpose() *
-                            (c * p.X).transpose());
-}
-
-// ||A - B||_F / ||B||_F.
-double relative_change(const MatrixXd& A, const MatrixXd& B) {
-  return (A - B).norm() / B.norm();
-}
 
 // Figures 4.1 and 4.2 live: the chapter's data (n = 100, d = 10, 50 held-out queries) with
 // the currents written in the unit A/c; least squares, softmax attention with weights fixed
@@ -48,10 +35,11 @@ live::Figure unit_change(const live::Params& p) {
     const std::string k = key;
     const ch04::Prediction pr = ch04::predict_in_units(data, c, m);
     const VectorXd base = ch04::predict_in_units(data, 1.0, m).y;
-    const MatrixXd A = weights_in_units(data, c, m);
+    const MatrixXd A = ch04::softmax_weights_in_units(data, c, m);
     const VectorXd row = A.row(query - 1).transpose();
     f.number(k + "_change", ch04::relative_change(pr.y, base));
-    f.number(k + "_weight_change", relative_change(A, weights_in_units(data, 1.0, m)));
+    f.number(k + "_weight_change",
+             ch04::relative_change(A, ch04::softmax_weights_in_units(data, 1.0, m)));
     f.number(k + "_entropy", pr.entropy);
     f.number(k + "_query_entropy", attn::entropy(row));
     f.vector(k + "_weights", row);

@@ -5,7 +5,9 @@
 // amperes, milliamperes and kiloamperes, then swept over many decades of the unit, for
 // least squares, unnormalised, softmax and whitened softmax attention (4); chapter 03's
 // training experiment in different units (5); LayerNorm's epsilon (6). Writes output.txt
-// (this summary), results.json, and the CSV + SVG of each figure into --out.
+// (this summary), results.json, and the CSV + SVG of each figure into --out. Sections 4 to 6
+// are computed by the chapter's module (ch04.hpp, which the live figure calls too); section
+// 3's typed code stays here, where its types are the point.
 
 #include <fmt/core.h>
 
@@ -22,7 +24,7 @@
 #include "attn/units.hpp"
 #include "harness/cli.hpp"
 #include "harness/output.hpp"
-#include "sweep.hpp"
+#include "ch04.hpp"
 
 namespace {
 
@@ -139,28 +141,11 @@ void sweep(const Options& o, const ch04::UnitsProblem& p,
            const std::filesystem::path& out, harness::Report& r) {
   const std::vector<double> grid = ch04::unit_grid(int(o.decades), int(o.per_decade));
   const Index K = Index(grid.size()), one = K / 2;  // grid[one] = 1
-  // The columns of 04-unit-sweep.csv: c; the change and the held-out mean squared error of
-  // each method (ch04::methods order); the entropy of the two softmax systems; LayerNorm.
-  enum { change = 1, mse = 5, entropy = 9, layernorm = 11, formula = 12 };
-  MatrixXd t(K, 13);
-  std::vector<VectorXd> base;
-  for (const Method m : ch04::methods)
-    base.push_back(ch04::predict_in_units(p, 1.0, m).y);
-  for (Index k = 0; k < K; ++k) {
-    const double c = grid[std::size_t(k)];
-    harness::progress(fmt::format("unit sweep: c = {:.1e} ({}/{})", c, k + 1, K));
-    t(k, 0) = c;
-    for (Index i = 0; i < 4; ++i) {
-      const ch04::Prediction pr =
-          ch04::predict_in_units(p, c, ch04::methods[std::size_t(i)]);
-      t(k, change + i) = ch04::relative_change(pr.y, base[std::size_t(i)]);
-      t(k, mse + i) = (pr.y - p.Y_query).squaredNorm() / double(p.Y_query.size());
-      if (i >= 2) t(k, entropy + i - 2) = pr.entropy;
-    }
-    t(k, layernorm) = ch04::layer_norm_change(p.X, c, o.eps);
-    t(k, formula) = ch04::layer_norm_change_formula(p.X, c, o.eps);
-  }
-  harness::progress("");
+  using enum ch04::SweepColumn;
+  const MatrixXd t = ch04::unit_sweep(p, grid, o.eps, [K](Index k, double c) {
+    harness::progress(
+        k < K ? fmt::format("unit sweep: c = {:.1e} ({}/{})", c, k + 1, K) : "");
+  });
   harness::write_csv(
       out / "04-unit-sweep.csv",
       {"c", "change_ls", "change_id", "change_softmax", "change_whitened", "mse_ls",
@@ -244,19 +229,8 @@ void training(const Options& o, harness::Report& r) {
     std::vector<double> reference;  // final losses in A, run by run
     double worst = 0;
     for (const auto& [unit, label] : units) {
-      // [train-in-units]
-      attn::ExperimentConfig config;
-      config.n = o.n;
-      config.d = o.d;
-      config.h = attn::Normalisation::softmax;
-      config.runs = int(o.runs);
-      config.iterations = int(o.iterations);
-      config.seed = o.common.seed;
-      config.threads = 2;
-      config.inputs = ch04::in_unit(unit);  // the same currents, in A, mA or kA
-      if (whiten) config.features = ch04::whitening_features;  // train on X (rho L)^T
-      const std::vector<attn::RunResult> runs = attn::run_experiment(config);
-      // [train-in-units]
+      const std::vector<attn::RunResult> runs = ch04::train_in_unit(
+          o.n, o.d, int(o.runs), int(o.iterations), o.common.seed, unit, whiten);
       harness::progress(fmt::format("training: {} of 6 settings", ++done));
       std::vector<double> train_ratio, test_ratio, final_loss;
       for (const auto& run : runs) {

@@ -21,7 +21,7 @@
 #include "attn/softmax.hpp"
 #include "attn/svd.hpp"
 #include "attn/units.hpp"
-#include "sweep.hpp"
+#include "ch04.hpp"
 #include "test_helpers.hpp"
 
 using ch04::Method;

@@ -10,7 +10,7 @@
 
 #include "attn/least_squares.hpp"
 #include "attn/random.hpp"
-#include "sweep.hpp"
+#include "ch04.hpp"
 #include "test_helpers.hpp"
 
 using ch04::Method;

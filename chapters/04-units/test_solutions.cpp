@@ -26,7 +26,7 @@
 #include "attn/softmax.hpp"
 #include "attn/svd.hpp"
 #include "attn/units.hpp"
-#include "sweep.hpp"
+#include "ch04.hpp"
 
 using Eigen::Index;
 using Eigen::MatrixXd;

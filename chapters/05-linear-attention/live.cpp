@@ -20,7 +20,7 @@
 #include "attn/linear_attention.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
-#include "experiments.hpp"  // ch05::taylor_root, exp_limit, fit_loglog (attn headers and std only)
+#include "ch05.hpp"
 
 namespace {
 
@@ -60,9 +60,8 @@ struct Errors {
 
 Errors errors_of(const Problem& P, const VectorXd& w) {
   Errors e;
-  const double sum = w.sum();
-  if (!(sum > 0)) return e;
-  const VectorXd a_hat = w / sum;
+  if (!(w.sum() > 0)) return e;
+  const VectorXd a_hat = ch05::normalised_rows(w.transpose()).transpose();
   e.refused = false;
   e.weights = (a_hat - P.a).cwiseAbs().maxCoeff();
   e.output = (P.V.transpose() * a_hat - P.o).norm() / P.o.norm();
@@ -93,15 +92,14 @@ void refused(live::Figure& f, const VectorXd& w) {
 }
 
 // The deterministic maps: the weights w_j = f_p(q·k_j) that phi_p(q)·phi_p(k_j) equals (the
-// identity residual says to what rounding), normalised as in the chapter's main.cpp. The
+// identity residual says to what rounding), normalised as the program's section 5 does. The
 // feature products are not used for the errors: their sums over up to 87381 features round
 // differently in every build (1e-13 at p = 8), which would make errors of 1e-6 differ in
 // their sixth digit; f_p(q·k) is the same number in every build.
 void deterministic(live::Figure& f, const Problem& P, const VectorXd& w, Index D) {
   common(f, P, w, D);
-  const double sum = w.sum();
-  if (!(sum > 0)) return refused(f, w);
-  const VectorXd a_hat = w / sum;
+  if (!(w.sum() > 0)) return refused(f, w);
+  const VectorXd a_hat = ch05::normalised_rows(w.transpose()).transpose();
   approximation(f, P, a_hat, P.V.transpose() * a_hat);
 }
 
@@ -127,17 +125,6 @@ struct Sweep {
   }
 };
 
-// max_j |φ(q)·φ(k_j) − f(q·k_j)| / f(Σ_i |q_i k_ji|): the identity check of the chapter
-// (experiments.hpp#identity-check) for this query.
-template <typename Exact>
-double identity_residual(const Problem& P, const MatrixXd& phiQ, const MatrixXd& phiK,
-                         Exact exact) {
-  const VectorXd lhs = phiK * phiQ.transpose();
-  const VectorXd rhs = P.logits.unaryExpr(exact);
-  const VectorXd size = (P.K.cwiseAbs() * P.q.cwiseAbs().transpose()).unaryExpr(exact);
-  return ((lhs - rhs).array() / size.array()).abs().maxCoeff();
-}
-
 // Figure 5.1 live: the Taylor map phi_p of order p on the problem; the sweep p = 0..20 uses
 // T_p(q·k) = phi_p(q)·phi_p(k) from taylor_exp (phi_p itself would need 4^p·4/3 features).
 live::Figure taylor(const live::Params& p) {
@@ -149,7 +136,7 @@ live::Figure taylor(const live::Params& p) {
   const auto T_p = [order](double t) { return attn::taylor_exp(t, order); };
   live::Figure f;
   deterministic(f, P, P.logits.unaryExpr(T_p), phiQ.cols());
-  f.number("identity_residual", identity_residual(P, phiQ, phiK, T_p));
+  f.number("identity_residual", ch05::identity_residual(P.q, P.K, phiQ, phiK, T_p));
   // Odd p: T_p < 0 below its root; even p: the minimum of T_p (positive).
   if (order % 2 == 1)
     f.number("root", ch05::taylor_root(order));
@@ -175,8 +162,9 @@ live::Figure exp_limit_figure(const live::Params& p) {
   deterministic(f, P,
                 P.logits.unaryExpr([power](double t) { return ch05::exp_limit(t, power); }),
                 psiQ.cols());
-  f.number("identity_residual", identity_residual(P, psiQ, psiK, [power](double t) {
-             return std::pow(1 + t / power, static_cast<double>(power));
+  f.number("identity_residual",
+           ch05::identity_residual(P.q, P.K, psiQ, psiK, [power](double t) {
+             return ch05::exp_limit_kernel(t, power);
            }));
   Sweep sweep;
   std::vector<double> powers{1, 2, 3, 4, 5, 6};
@@ -199,17 +187,6 @@ live::Figure exp_limit_figure(const live::Params& p) {
   return f;
 }
 
-// r directions for the method (0 positive, 1 orthogonal, 2 trigonometric) and the features
-// of X with them.
-MatrixXd directions(int method, Index r, attn::Rng& rng) {
-  return method == 1 ? attn::orthogonal_directions(r, d_k, rng)
-                     : attn::gaussian_directions(r, d_k, rng);
-}
-MatrixXd features(int method, const MatrixXd& X, const MatrixXd& W) {
-  return method == 2 ? attn::trig_random_features(X, W)
-                     : attn::positive_random_features(X, W);
-}
-
 constexpr int draws = 8;       // draws of the directions for the sweep
 constexpr Index r_max = 1024;  // the sweep's largest number of directions
 
@@ -217,9 +194,14 @@ constexpr Index r_max = 1024;  // the sweep's largest number of directions
 // root mean square over 8 other draws of the largest weight error (and of the output error),
 // leaving out refused draws, with the share refused at each r.
 live::Figure random_features(const live::Params& p) {
-  const std::string name =
-      p.choice("method", {"positive", "orthogonal", "trigonometric"});
-  const int method = name == "positive" ? 0 : name == "orthogonal" ? 1 : 2;
+  using ch05::Estimator;
+  const std::vector<Estimator> estimators{Estimator::positive, Estimator::orthogonal,
+                                          Estimator::trigonometric};
+  std::vector<std::string> names;
+  for (const Estimator e : estimators) names.push_back(ch05::name(e));
+  const std::string name = p.choice("method", names);
+  const Estimator method = estimators[static_cast<std::size_t>(
+      std::find(names.begin(), names.end(), name) - names.begin())];
   const int r = p.integer("r", 1, static_cast<int>(r_max));
   if ((r & (r - 1)) != 0)
     throw std::invalid_argument("r = " + std::to_string(r) + " is not a power of two");
@@ -227,8 +209,9 @@ live::Figure random_features(const live::Params& p) {
   const Problem P = problem(p.integer("seed", 0, 1000000), s);
   const int draw = p.integer("draw", 0, 1000000);
   attn::Rng rng(static_cast<attn::Rng::result_type>(draw));
-  const MatrixXd W = directions(method, r, rng);
-  const MatrixXd phiQ = features(method, P.q, W), phiK = features(method, P.K, W);
+  const MatrixXd W = ch05::directions(method, r, d_k, rng);
+  const MatrixXd phiQ = ch05::features(method, P.q, W),
+                 phiK = ch05::features(method, P.K, W);
   live::Figure f;
   const VectorXd w = phiK * phiQ.transpose();
   common(f, P, w, phiQ.cols());
@@ -243,8 +226,9 @@ live::Figure random_features(const live::Params& p) {
   double worst = 0;
   for (Index j = 0; j < n_keys; ++j) {
     const VectorXd q = P.q.row(0).transpose(), k = P.K.row(j).transpose();
-    worst = std::max(worst, method == 2 ? ch05::trig_relative_mse(q, k, 1)
-                                        : ch05::positive_relative_mse(q, k, 1));
+    worst = std::max(worst, method == Estimator::trigonometric
+                                ? ch05::trig_relative_mse(q, k, 1)
+                                : ch05::positive_relative_mse(q, k, 1));
   }
   f.number("relative_mse_times_r", worst);
 
@@ -257,8 +241,9 @@ live::Figure random_features(const live::Params& p) {
       static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(r_max))) + 1;
   std::vector<double> sum_w(steps), sum_o(steps), kept(steps);
   for (int k = 0; k < draws; ++k) {
-    const MatrixXd Wk = directions(method, r_max, sweep_rng);
-    const MatrixXd phiQk = features(method, P.q, Wk), phiK_k = features(method, P.K, Wk);
+    const MatrixXd Wk = ch05::directions(method, r_max, d_k, sweep_rng);
+    const MatrixXd phiQk = ch05::features(method, P.q, Wk),
+                   phiK_k = ch05::features(method, P.K, Wk);
     // Column i: phi_i(q) phi_i(k_j) for the n keys; trigonometric features have the sines of
     // the directions in columns r_max and on.
     const MatrixXd terms = (phiK_k.array().rowwise() * phiQk.row(0).array()).matrix();
@@ -268,7 +253,7 @@ live::Figure random_features(const live::Params& p) {
       const Index rk = Index(1) << i;
       for (; summed < rk; ++summed) {
         partial += terms.col(summed);
-        if (method == 2) partial += terms.col(r_max + summed);
+        if (method == Estimator::trigonometric) partial += terms.col(r_max + summed);
       }
       // phi for rk directions is sqrt(r_max / rk) times these columns of phi for r_max
       const Errors e = errors_of(P, partial * (static_cast<double>(r_max) / rk));

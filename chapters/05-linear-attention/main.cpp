@@ -3,17 +3,21 @@
 // Feature maps phi with phi(q).phi(k) ~ exp(q.k), how fast each converges, linear attention
 // and its stabilisers, the rank of attention matrices, and the time per call. The sections
 // follow the numbering of output.txt, which the README cites; one random stream runs
-// through them in this order.
+// through them in this order. The computations are the chapter's module (ch05.hpp, which
+// the live figures call too) and, for the times, timing.hpp; this program prints, records
+// and draws them.
 
 #include <fmt/core.h>
 
 #include <cmath>
-#include <limits>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
-#include "experiments.hpp"  // the attn headers and the chapter's experiments (namespace ch05)
+#include "attn/feature_maps.hpp"
+#include "attn/random.hpp"
+#include "ch05.hpp"  // the chapter's computations (namespace ch05)
 #include "harness/cli.hpp"
 #include "harness/output.hpp"
 #include "harness/timing.hpp"
@@ -41,6 +45,34 @@ struct Options {
   long exp_limit_p = 6;  // --exp-order
   long trials = 400, max_log2_n = 20, block = 256;
 };
+
+// Roughly the most bytes each part of the program holds at once (they run one after the
+// other), each with the option that makes it large, for the program options `o` (d, n, r,
+// taylor_p, exp_limit_p, trials, max_log2_n, block): the program refuses a run that would
+// not fit before it starts.
+std::vector<std::pair<const char*, double>> peak_bytes(const Options& o) {
+  const double n = double(o.n), d = double(o.d), r = double(o.r), B = sizeof(double);
+  // 1, 2: 16 rows of phi(Q) and phi(K), and the last two tensor powers of x being built.
+  const double taylor = 16 * B *
+                        (2 * attn::taylor_feature_dim(d_poly, int(o.taylor_p)) +
+                         1.25 * std::pow(4.0, double(o.taylor_p)));
+  const double exp_limit =
+      16 * B * 2.2 * attn::exp_limit_feature_dim(d_poly, int(o.exp_limit_p));
+  // 5, 6: up to ten n x r feature matrices at once, a pair with (d_k + 1)^2 columns and its
+  // tensor power being built, n x n weights, and singular_values (a 2n x 2n eigenproblem).
+  const double features = 10 * n * r, squares = 4 * n * (d + 1) * (d + 1),
+               weights = 20 * n * n;
+  const char* attention = squares > std::max(features, weights) ? "--d"
+                          : features > weights                  ? "--r"
+                                                                : "--n";
+  // 7: Q, K, V and two outputs with 2^max-log2-n rows, and one block of features.
+  const double rows = 5 * std::ldexp(d, int(o.max_log2_n)), block = double(o.block) * r;
+  return {{"--order", taylor},
+          {"--exp-order", exp_limit},
+          {"--trials", 20 * B * double(o.trials)},  // 3: the r = 1 estimates
+          {attention, B * (features + squares + weights + 12 * n * d)},
+          {block > rows ? "--block" : "--max-log2-n", B * (rows + block + 2 * r * d)}};
+}
 
 // The identity phi_p(q).phi_p(k) = f_p(q.k) on 16 x 16 random pairs in d_k = 4, for
 // p = first .. last: prints each order's dimension (recorded as <dim_key><p> if given) and
@@ -103,7 +135,7 @@ void exp_limit(const Options& o, attn::Rng& rng, const fs::path& out, Report& re
   identity_table(
       report, rng, "exp_limit", "max rel |psi.psi - (1+t/p)^p|", 1, int(o.exp_limit_p),
       [](const MatrixXd& X, int p) { return attn::exp_limit_features(X, p); },
-      [](double t, int p) { return std::pow(1 + t / p, double(p)); });
+      ch05::exp_limit_kernel);
 
   // The error for p = 1 .. 2^20 against its leading term: slopes fitted for p >= 2^6, where
   // the 1/p term dominates, and error / leading term at p = 2^20 (row 20).
@@ -221,41 +253,19 @@ void equal_dimension(const Options& o, attn::Rng& rng, const fs::path& out,
 // 5 (README sections 1, 5 and 6). Linear attention equals the quadratic form, plain and
 // causal; the stabilisers and Performer's epsilon; each map's weights against softmax's.
 void attention_checks(const Options& o, attn::Rng& rng, Report& report) {
-  const Index n = o.n, d = o.d, r = o.r;
-  report.say("5. Attention, n = {} tokens, d_k = {}, r = {} random features\n", n, d, r);
-  // Queries and keys already divided by d_k^(1/4), so softmax(Q K^T) is the scaled attention;
-  // entries N(0, 2/d_k): |q|^2 ~ 2 and logits with standard deviation 2/sqrt(d_k).
-  const double sigma = std::sqrt(2.0 / double(d));
-  const MatrixXd Q = attn::random_normal(n, d, rng, sigma),
-                 K = attn::random_normal(n, d, rng, sigma),
-                 V = attn::random_normal(n, d, rng);
-  const MatrixXd W = attn::gaussian_directions(r, d, rng);
-  using enum attn::Stabiliser;
-  const auto features = [&](const MatrixXd& X, attn::Stabiliser s = none,
-                            double eps = 0) {
-    return attn::positive_random_features(X, W, s, eps);
-  };
-  const auto relative = [](const MatrixXd& a, const MatrixXd& b) {
-    return (a - b).lpNorm<Eigen::Infinity>() / b.lpNorm<Eigen::Infinity>();
-  };
-  const MatrixXd phiQ = features(Q), phiK = features(K);
-  const MatrixXd fast = attn::linear_attention(phiQ, phiK, V);            // O(n r d_k)
-  const MatrixXd slow = attn::kernel_attention_quadratic(phiQ, phiK, V);  // O(n^2 r)
-  const MatrixXd rnn = attn::causal_linear_attention(phiQ, phiK, V);
-  const MatrixXd masked =
-      attn::kernel_attention_quadratic(phiQ, phiK, V, attn::Masking::causal);
+  report.say("5. Attention, n = {} tokens, d_k = {}, r = {} random features\n", o.n, o.d,
+             o.r);
+  const ch05::AttentionChecks c = ch05::attention_checks(o.n, o.d, o.r, rng);
   report.say("   max |linear - quadratic| / max |quadratic|               = {:.1e}\n",
-             report.put("linear_vs_quadratic_rel_residual", relative(fast, slow)));
+             report.put("linear_vs_quadratic_rel_residual", c.linear_vs_quadratic));
   report.say("   max |causal recurrence - masked quadratic| / max |masked| = {:.1e}\n",
-             report.put("causal_rnn_vs_masked_rel_residual", relative(rnn, masked)));
+             report.put("causal_rnn_vs_masked_rel_residual", c.causal_rnn_vs_masked));
   // Subtracting the maxima (per query, once over all keys) cancels exactly.
-  const MatrixXd sQ = features(Q, per_row), sK = features(K, global);
   report.say("   max-subtraction stabiliser changes the output by          {:.1e}\n",
-             report.put("stabiliser_rel_change",
-                        relative(attn::linear_attention(sQ, sK, V), fast)));
+             report.put("stabiliser_rel_change", c.stabiliser_change));
 
   // At 30 times the norms the features underflow; the stabilisers keep the output attention.
-  const ch05::Underflow x30 = ch05::scaled_by_30(Q, K, V, W);
+  const ch05::Underflow& x30 = c.x30;
   report.say("   queries and keys x30: largest unstabilised feature {:.1e}; {}\n",
              report.put("unstabilised_max_feature_x30", x30.largest_feature),
              x30.unstabilised.empty()
@@ -265,47 +275,18 @@ void attention_checks(const Options& o, attn::Rng& rng, Report& report) {
   report.say("   stabilised: max |output - plain average| = {:.2f}\n",
              report.put("stabilised_distance_from_average_x30", x30.stabilised_distance));
 
-  // Performer's epsilon, added to every (stabilised) feature, does not cancel: total
-  // variation distance of the weights from those without it.
-  const MatrixXd A0 = attn::kernel_attention_weights(sQ, sK);
+  // Performer's epsilon, added to every (stabilised) feature, does not cancel.
   report.say(
       "   epsilon added to the stabilised features: mean total variation from 0\n");
-  for (const double eps : {1e-8, 1e-6, 1e-4, 1e-2}) {
-    const MatrixXd A1 = attn::kernel_attention_weights(features(Q, per_row, eps),
-                                                       features(K, global, eps));
-    report.say("     eps = {:g}: {:.2e}\n", eps,
-               report.put(key("epsilon_tv_", eps),
-                          0.5 * (A1 - A0).cwiseAbs().rowwise().sum().mean()));
-  }
+  for (const auto& [eps, tv] : c.epsilon_tv)
+    report.say("     eps = {:g}: {:.2e}\n", eps, report.put(key("epsilon_tv_", eps), tv));
 
-  // Each map's normalised weights against softmax's: mean total variation distance per row.
-  const MatrixXd target = attn::softmax_rows(Q * K.transpose());
   report.say("   weights vs softmax(Q K^T)         D    mean TV      min w\n");
-  const auto compare = [&](const std::string& label, const std::string& name,
-                           const MatrixXd& phiQ, const MatrixXd& phiK) {
-    // [tv-distance]
-    const MatrixXd W_raw = phiQ * phiK.transpose();
-    const MatrixXd A_hat = W_raw.rowwise().sum().cwiseInverse().asDiagonal() * W_raw;
-    const double tv = 0.5 * (A_hat - target).cwiseAbs().rowwise().sum().mean();
-    // [tv-distance]
-    report.put("attention_tv_" + name, tv);
-    report.say("     {:<24} {:>8} {:>10.4f} {:>10.2e}\n", label, phiQ.cols(), tv,
-               report.put("attention_min_weight_" + name, W_raw.minCoeff()));
-  };
-  const MatrixXd Wo = attn::orthogonal_directions(r, d, rng),
-                 Wt = attn::gaussian_directions(r / 2, d, rng);
-  compare(fmt::format("positive, r = {}", r), "positive", phiQ, phiK);
-  compare(fmt::format("orthogonal, r = {}", r), "orthogonal",
-          attn::positive_random_features(Q, Wo), attn::positive_random_features(K, Wo));
-  compare(fmt::format("trigonometric, r = {}", r / 2), "trigonometric",
-          attn::trig_random_features(Q, Wt), attn::trig_random_features(K, Wt));
-  // About d_k^2 features each: run() checked the run's memory, so the feature
-  // maps' own limit of 1 GiB is lifted.
-  const double no_limit = std::numeric_limits<double>::infinity();
-  compare("Taylor, p = 2", "taylor_p2", attn::taylor_features(Q, 2, no_limit),
-          attn::taylor_features(K, 2, no_limit));
-  compare("exp-limit, p = 2", "exp_limit_p2", attn::exp_limit_features(Q, 2, no_limit),
-          attn::exp_limit_features(K, 2, no_limit));
+  for (const ch05::MapWeights& w : c.maps) {
+    report.put("attention_tv_" + w.name, w.tv);
+    report.say("     {:<24} {:>8} {:>10.4f} {:>10.2e}\n", w.label, w.D, w.tv,
+               report.put("attention_min_weight_" + w.name, w.min_weight));
+  }
   report.say(
       "   (TV: half the L1 distance between weight rows, averaged over queries; 0 is\n"
       "   exact, 1 is disjoint. min w: the smallest unnormalised weight)\n\n");
@@ -315,27 +296,13 @@ void attention_checks(const Options& o, attn::Rng& rng, Report& report) {
 // full rank at s ~ 1 and falls to the number of favourite keys as s grows.
 void rank(const Options& o, attn::Rng& rng, const fs::path& out, Report& report) {
   const Index n = o.n, d = o.d;
-  const double sigma = std::pow(double(d), -0.25);  // logits with variance 1
-  const MatrixXd Q = attn::random_normal(n, d, rng, sigma),
-                 K = attn::random_normal(n, d, rng, sigma);
   report.say(
       "6. Rank of n x n attention matrices, n = {}, d_k = {} (tolerance 1e-10 sigma_1)\n",
       n, d);
-  // [rank]
-  const MatrixXd A = attn::softmax_rows(Q * K.transpose());
-  const auto linear = [&](Index r) {  // diag(W 1)^-1 W, W = phi(Q) phi(K)^T, r features
-    const MatrixXd W = attn::gaussian_directions(r, d, rng);
-    return attn::kernel_attention_weights(attn::positive_random_features(Q, W),
-                                          attn::positive_random_features(K, W));
-  };
-  const Index r_small = std::min<Index>(16, n), r_big = std::min<Index>(o.r, n);
-  const VectorXd sA = attn::singular_values(A);
-  const VectorXd s16 = attn::singular_values(linear(r_small));
-  const VectorXd sr = attn::singular_values(linear(r_big));
-  // [rank]
-  const auto rank_of = [](const VectorXd& s) {
-    return (s.array() > 1e-10 * s(0)).count();
-  };
+  const ch05::Ranks k = ch05::ranks(n, d, o.r, rng, progress);
+  const VectorXd &sA = k.s_softmax, &s16 = k.s_small, &sr = k.s_big;
+  const Index r_small = k.r_small, r_big = k.r_big;
+  const auto rank_of = ch05::rank_of;
   const double sigma_min = report.put("softmax_sigma_min_rel", sA(n - 1) / sA(0));
   report.say("   softmax         rank {:>5}, sigma_n/sigma_1     = {:.1e}\n",
              report.put("rank_softmax", rank_of(sA)), sigma_min);
@@ -352,25 +319,20 @@ void rank(const Options& o, attn::Rng& rng, const fs::path& out, Report& report)
 
   // The rank of softmax(s Q K^T) as the logit scale s grows, and the keys that are some
   // query's favourite: the rank of the one-hot limit.
-  const MatrixXd logits = Q * K.transpose();
-  const ch05::Favourites favourites = ch05::favourite_keys(logits);
-  const MatrixXd by_scale = ch05::rank_against_scale(logits, favourites, progress);
+  const MatrixXd& by_scale = k.by_scale;
   report.say("   numerical rank of softmax(s Q K^T):");
   for (int i = 0; i <= 24; i += 6)
     report.say(
         "{} s = {:g}: {}", i == 0 ? "" : ",", by_scale(i, 0),
         report.put(key("rank_softmax_scale_", by_scale(i, 0)), Index(by_scale(i, 1))));
-  report.put("distinct_favourite_keys", favourites.distinct_keys);
-  // At s = 100 / gap every weight but a row's largest is below e^{-100}: each row is one-hot
-  // to rounding and the rank is that of a 0/1 matrix.
-  const double saturation = report.put("saturation_scale", 100 / favourites.smallest_gap);
+  report.put("distinct_favourite_keys", k.favourites.distinct_keys);
+  const double saturation = report.put("saturation_scale", k.saturation_scale);
   report.say(
       "\n   {} distinct keys are some query's largest logit; at s = 100 / (smallest gap "
       "between a\n   row's two largest logits) = {:.3g} every row is one-hot to "
       "rounding and the rank is {}\n\n",
-      favourites.distinct_keys, saturation,
-      report.put("rank_softmax_saturated",
-                 attn::numerical_rank(attn::softmax_rows(saturation * logits), 1e-10)));
+      k.favourites.distinct_keys, saturation,
+      report.put("rank_softmax_saturated", k.rank_saturated));
   harness::write_csv(out / "05-rank-scale.csv",
                      {"scale", "rank_1e10", "rank_1e6", "favourites"}, by_scale);
   MatrixXd spectra(n, 4);
@@ -400,7 +362,7 @@ void run(const Options& o, const harness::CommandLine& cli) {
     throw harness::usage_error(
         "--r", fmt::format("must be an even number in [2, 65536] (got {})", o.r));
   // Every size the options allow either fits in memory or is refused here, before any work.
-  for (const auto& [option, bytes] : ch05::peak_bytes(o))
+  for (const auto& [option, bytes] : peak_bytes(o))
     harness::require_memory(option, bytes);
   const fs::path out = harness::begin_output(o.common.out);
   Report report;

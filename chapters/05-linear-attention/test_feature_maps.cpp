@@ -14,7 +14,7 @@
 
 #include "attn/feature_maps.hpp"
 #include "attn/random.hpp"
-#include "experiments.hpp"
+#include "ch05.hpp"
 #include "test_helpers.hpp"
 
 using Eigen::Index;

@@ -16,7 +16,7 @@
 #include "attn/feature_maps.hpp"
 #include "attn/linear_attention.hpp"
 #include "attn/random.hpp"
-#include "experiments.hpp"
+#include "ch05.hpp"
 #include "test_helpers.hpp"
 
 using ch05::Estimator;

@@ -1,5 +1,6 @@
 #pragma once
-// Chapter 05 — for the program only: how it records fits and draws figures, and the timing of
+// Chapter 05 — for the program only (not part of the chapter's module ch05.hpp, which the
+// live figures share): how it records fits and draws figures, and the timing of
 // softmax attention against streamed linear attention (README section 8). The times depend
 // on the machine, so they are printed on the terminal and kept in results.json under time_*
 // keys, never in output.txt.
@@ -15,10 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "attn/feature_maps.hpp"
 #include "attn/linear_attention.hpp"
 #include "attn/random.hpp"
 #include "attn/tiled_attention.hpp"
-#include "experiments.hpp"
+#include "ch05.hpp"
 #include "harness/output.hpp"
 
 namespace ch05 {

@@ -11,7 +11,7 @@
 #include "attn/attention.hpp"
 #include "attn/random.hpp"
 #include "attn/transformer_block.hpp"
-#include "setup.hpp"
+#include "ch06.hpp"
 #include "test_helpers.hpp"
 
 using Eigen::Index;
@@ -48,6 +48,20 @@ TEST_SUITE("ch06") {
       const MatrixXd PAPt =
           attn::permute_rows(attn::permute_rows(A, perm).transpose(), perm_k).transpose();
       CHECK(rel(A2, PAPt) <= rounding(n_k, d));
+    });
+  }
+
+  TEST_CASE("Figure 6.1's weights move with their tokens: A(PX) = P A(X) P^T") {
+    // The program's and the live figure's computation (ch06.hpp), with and without biases.
+    for_all([](Index n, Index d, Index, attn::Rng& rng, const attn::Permutation& perm) {
+      const MatrixXd X = attn::random_normal(n, d, rng);
+      for (const bool biases : {false, true}) {
+        const attn::AttentionParams p = ch06::random_attention(d, d, d, biases, rng);
+        const MatrixXd A = ch06::pattern_weights(X, p);
+        const MatrixXd A_perm = ch06::pattern_weights(attn::permute_rows(X, perm), p);
+        CHECK(rel(A_perm, ch06::permute_both(A, perm)) <= rounding(n, d));
+        CHECK(rel(ch06::permute_both(A_perm, attn::inverse(perm)), A) <= rounding(n, d));
+      }
     });
   }
 

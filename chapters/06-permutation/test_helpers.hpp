@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "attn/random.hpp"
-#include "setup.hpp"
+#include "ch06.hpp"
 #include "test_support.hpp"
 
 namespace ch06_test {

@@ -28,7 +28,7 @@
 #include "attn/attention.hpp"
 #include "attn/random.hpp"
 #include "attn/transformer_block.hpp"
-#include "setup.hpp"
+#include "ch06.hpp"
 #include "test_helpers.hpp"
 
 using Eigen::Index;

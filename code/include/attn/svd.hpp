@@ -9,12 +9,13 @@
 /// \f$ J = \begin{pmatrix} 0 & R \\ R^\top & 0 \end{pmatrix} \f$, whose eigenvalues are
 /// \f$ \pm\sigma_i \f$ (Golub and Kahan, 1965). Both steps are backward stable, so each
 /// \f$ \sigma_i \f$ comes out within a small multiple of eps times \f$ \sigma_{\max} \f$: the
-/// same guarantee as Eigen's divide-and-conquer SVD (BDCSVD), at about the same speed (0.027 s
-/// against 0.020 s at 256 × 256), while Jacobi takes 0.63 s there.
+/// same guarantee as Eigen's divide-and-conquer SVD (BDCSVD), at about the same speed, while
+/// Jacobi is many times slower (the times are on the \ref performance page, "Building the
+/// book").
 ///
 /// Why not BDCSVD: an SVD is among the costliest templates to compile, and BDCSVD the
-/// costliest (26 s of CPU at -O3, against 9 s for Jacobi and 4 s for the QR and eigensolver
-/// together). All are instantiated here only, so that no other file pays for them again.
+/// costliest, several times Jacobi or the QR and eigensolver together. All are instantiated
+/// here only, so that no other file pays for them again.
 
 #include <Eigen/Dense>
 

@@ -6,7 +6,7 @@
 //
 // Not part of the library: this is the programs' plumbing, kept apart from the mathematics
 // in namespace attn. CLI11 does the parsing, compiled once in cli.cpp (a file that includes
-// CLI11 costs about 10 s of CPU at -O3).
+// CLI11 is slow to compile: docs/performance.md, "Building the book").
 
 #include <cstdint>
 #include <filesystem>
