@@ -15,6 +15,7 @@
 #include "attn/attention.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
+#include "experiments/statistics.hpp"
 #include "harness/cli.hpp"
 #include "harness/output.hpp"
 #include "toy.hpp"
@@ -24,6 +25,7 @@ namespace {
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
+using experiments::quantile;  // linear interpolation between order statistics
 using std::filesystem::path;
 
 // Section 5 looks at one query against this many keys (the figures' "16 keys").
@@ -98,15 +100,6 @@ void weight_table(harness::Report& r) {
 
 // ------------------------------------------------------------------------------------
 // 5. Why divide by sqrt(d): the variance of q·k grows like d, and softmax saturates.
-
-// Quantile of the values in v (linear interpolation between order statistics).
-double quantile(VectorXd v, double q) {
-  std::sort(v.data(), v.data() + v.size());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<Index>(std::floor(pos));
-  const Index hi = std::min<Index>(lo + 1, v.size() - 1);
-  return v(lo) + (pos - static_cast<double>(lo)) * (v(hi) - v(lo));
-}
 
 // The 2-norm of the softmax Jacobian J = diag(p) - p p^T: J is symmetric positive
 // semi-definite, so its 2-norm is its largest eigenvalue.

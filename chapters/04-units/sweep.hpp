@@ -163,7 +163,7 @@ inline double layer_norm_change_formula(const MatrixXd& X, double c, double eps0
 }
 
 // Chapter 03's training experiment in other units (section 5), through the two hooks of
-// attn::ExperimentConfig.
+// experiments::ExperimentConfig.
 //
 // The same currents in a unit c times smaller: every entry times c (c = 1000: mA instead
 // of A). The trainer's initial weights stay as they are, as in a framework that knows
