@@ -75,10 +75,8 @@ struct Problem {
 };
 
 // Each thread must get at least this many units of the work n^2 (d + 8) of an evaluation
-// (the two n x n x d products and the exponentials): a helper thread, started for each
-// evaluation, cost about 50-100 us on the book's 2-core machine while other work ran, so
-// two threads were slower than one below about 3e6 units ((n, d) = (320, 10): 134 us on
-// one thread, 172 us on two) and faster above ((512, 10): 339 us against 254 us).
+// (the two n x n x d products and the exponentials): below that, starting a helper thread
+// for each evaluation costs more than it saves (measured: docs/performance.md, "Two cores").
 constexpr double min_work_per_thread = 1 << 21;
 
 // The d x d partial C's of a wave of blocks are kept until they are summed in order:
