@@ -67,7 +67,7 @@ live::Figure fit(const live::Params& p) {
     const VectorXd w = attn::nw_weights(q, data.X, kernel, h).row(0).transpose();
     f.vector("weights", w).number("max_weight", w.maxCoeff());
     f.number("estimate", attn::nadaraya_watson(q, data.X, data.Y, kernel, h)(0, 0));
-    f.number("effective_keys", 1 / w.squaredNorm());
+    f.number("effective_keys", ch02::effective_keys(w.transpose()));
   } catch (const std::domain_error& e) {
     f.vector("weights", VectorXd::Zero(n)).labels("query_error", {e.what()});
   }
