@@ -18,6 +18,7 @@
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
 #include "ch01.hpp"
+#include "experiments/statistics.hpp"
 #include "harness/cli.hpp"
 #include "harness/output.hpp"
 
@@ -28,6 +29,7 @@ using ch01::keys;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
+using experiments::quantile;  // linear interpolation between order statistics
 using std::filesystem::path;
 
 struct Options {
@@ -91,15 +93,6 @@ void weight_table(harness::Report& r) {
 
 // ------------------------------------------------------------------------------------
 // 5. Why divide by sqrt(d): the variance of q·k grows like d, and softmax saturates.
-
-// Quantile of the values in v (linear interpolation between order statistics).
-double quantile(VectorXd v, double q) {
-  std::sort(v.data(), v.data() + v.size());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<Index>(std::floor(pos));
-  const Index hi = std::min<Index>(lo + 1, v.size() - 1);
-  return v(lo) + (pos - static_cast<double>(lo)) * (v(hi) - v(lo));
-}
 
 void qk_variance(const Options& o, attn::Rng& rng, const path& out, harness::Report& r) {
   r.say("5. Var(q.k) for q, k with i.i.d. N(0,1) entries ({} samples per d)\n",

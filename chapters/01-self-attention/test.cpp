@@ -18,6 +18,7 @@
 #include "attn/attention.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
+#include "experiments/statistics.hpp"
 #include "test_helpers.hpp"
 #include "ch01.hpp"
 
@@ -210,10 +211,7 @@ TEST_SUITE("ch01") {
       J(t) = norm(A.row(t).transpose());
       J_raw(t) = norm(A_raw.row(t).transpose());
     }
-    const auto median = [](VectorXd v) {
-      std::sort(v.data(), v.data() + v.size());
-      return 0.5 * (v(v.size() / 2 - 1) + v(v.size() / 2));
-    };
+    using experiments::median;
     CAPTURE(median(H));
     CAPTURE(median(H_raw));
     CAPTURE(median(J));

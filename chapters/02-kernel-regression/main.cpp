@@ -18,7 +18,8 @@
 #include "attn/kernel_regression.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
-#include "experiment.hpp"
+#include "ch02.hpp"
+#include "experiments/statistics.hpp"
 #include "harness/cli.hpp"
 #include "harness/output.hpp"
 
@@ -64,11 +65,6 @@ std::vector<std::vector<harness::CsvCell>> with_gaps(const MatrixXd& table) {
   return rows;
 }
 
-double mse_against_f(const MatrixXd& T, const MatrixXd& fit) {
-  return (fit - T.unaryExpr([](double x) { return ch02::truth(x); })).squaredNorm() /
-         static_cast<double>(T.rows());
-}
-
 // 2. The bandwidth: fits of every kernel at three bandwidths.
 void fits(const Options& o, const ch02::Data& data, const path& out, harness::Report& r) {
   const Index m = r.put("fit_grid_points", Index{401});
@@ -89,17 +85,14 @@ void fits(const Options& o, const ch02::Data& data, const path& out, harness::Re
     for (const double h : hs) {
       const std::string tag = fmt::format("{}_h{:g}", name, h);
       header.push_back(tag);
-      for (Index j = 0; j < m; ++j)
-        table(j, col) = or_nan(
-            [&] { return attn::nadaraya_watson(T.row(j), data.X, data.Y, k, h)(0, 0); });
-      const Eigen::ArrayXd error = table.col(col++) - table.col(1);
-      const Index gaps = r.put("fit_undefined_points_" + tag, error.isNaN().count());
+      const ch02::GridFit fit = ch02::fit_on_grid(T, data, k, h);
+      table.col(col++) = fit.fit;
+      const Index gaps = r.put("fit_undefined_points_" + tag, fit.gaps);
       if (gaps == m) {  // results.json holds numbers only: no entry where it is undefined
         r.say(" {:>20}", "undefined");
         continue;
       }
-      const double sum = error.isNaN().select(0, error).square().sum();
-      const double mse = r.put("fit_mse_" + tag, sum / static_cast<double>(m - gaps));
+      const double mse = r.put("fit_mse_" + tag, fit.mse);
       r.say(" {:>20}", gaps == 0 ? fmt::format("{:.4f}", mse)
                                  : fmt::format("{:.4f} ({} undef.)", mse, gaps));
     }
@@ -147,7 +140,7 @@ void nearest_limit(const ch02::Data& data, harness::Report& r) {
       "   second-nearest weight exactly 0 for every s >= s_zero:\n"
       "      s_zero from {:.4f} to {:.4f}  (1075 ln 2 = {:.4f})\n\n",
       r.put("limit_exact_s_min", exact.front()), r.put("limit_exact_s_max", exact.back()),
-      r.put("limit_exact_s_median", exact[exact.size() / 2]),
+      r.put("limit_exact_s_median", experiments::median(exact)),
       r.put("limit_exact_s_theory", 53 * ln2),  // e^{-s} = 2^{-53}
       r.put("limit_second_weight_at_exact_min", smallest_weight),
       r.put("limit_zero_s_min", zero.front()), r.put("limit_zero_s_max", zero.back()),
@@ -156,36 +149,19 @@ void nearest_limit(const ch02::Data& data, harness::Report& r) {
 
 // 3. The weights as attention maps: queries on a grid x training points sorted by x.
 void weight_maps(double h, const ch02::Data& data, const path& out, harness::Report& r) {
-  MatrixXd X = data.X;  // the keys, sorted
-  std::sort(X.data(), X.data() + X.size());
-  const Index m = 40;
-  const MatrixXd T = VectorXd::LinSpaced(m, 0.0125, 0.9875);  // centres of 40 cells
+  const MatrixXd X = ch02::sorted_keys(data);
+  const MatrixXd T = ch02::map_queries();
+  const Index m = T.rows();
   std::vector<std::vector<harness::CsvCell>> rows;
   r.say("3. Weight maps at h = {:g}: {} queries on a grid x {} keys\n", h, m, X.rows());
   for (const Kernel k : attn::all_kernels()) {
-    // [weights]
-    // Row j: the weights of query t_j over the keys x_i, a row of attention weights.
-    MatrixXd W(m, X.rows());
-    for (Index j = 0; j < m; ++j) {
-      try {
-        W.row(j) = attn::nw_weights(T.row(j), X, k, h);
-      } catch (const std::domain_error&) {  // no key within h: this row is 0/0
-        W.row(j).setConstant(nan);
-      }
-    }
-    // [weights]
-    // Effective number of keys a query averages over, 1 / sum_i w_i^2 (n for uniform
-    // weights, 1 for one key), averaged over the queries that have a key.
-    const Eigen::ArrayXd keys = W.rowwise().squaredNorm().cwiseInverse();
-    const Index empty = keys.isNaN().count();
+    const MatrixXd W = ch02::weight_map(T, X, k, h);  // a row of NaN: no key within h
     const std::string name = attn::kernel_name(k);
     r.say(
         "   {:<13} effective keys per query 1/sum w^2 = {:5.2f}; {} queries without a "
         "key\n",
-        name,
-        r.put("weights_effective_keys_" + name,
-              keys.isNaN().select(0, keys).sum() / double(std::max<Index>(1, m - empty))),
-        r.put("weights_empty_rows_" + name, empty));
+        name, r.put("weights_effective_keys_" + name, ch02::effective_keys(W)),
+        r.put("weights_empty_rows_" + name, ch02::empty_rows(W)));
     for (Index j = 0; j < m; ++j)
       for (Index i = 0; i < X.rows(); ++i)
         rows.push_back({name, static_cast<double>(i), T(j, 0),
@@ -206,25 +182,17 @@ void bridge(const Options& o, attn::Rng& rng, const ch02::Data& data,
   const double h = 1.0;
   const MatrixXd Q = attn::random_normal(nq, d, rng), K = attn::random_normal(nk, d, rng);
   const MatrixXd V = attn::random_normal(nk, 1, rng);
-  // [bridge-check]
   const MatrixXd W = attn::nw_weights(Q, K, Kernel::gaussian, h);  // kernel regression
-  // The library's attention, softmax(Q' K^T / sqrt(d) + M), with Q' = Q sqrt(d) / h^2
-  // and the key bias M_ij = -|k_j|^2 / 2h^2 as its additive matrix:
-  const Eigen::RowVectorXd bias = -K.rowwise().squaredNorm().transpose() / (2 * h * h);
-  const MatrixXd M = MatrixXd::Ones(nq, 1) * bias;
-  const double s = std::sqrt(static_cast<double>(d)) / (h * h);
-  const MatrixXd A = attn::attention_weights(s * Q, K, M);
-  const MatrixXd A_plain = attn::attention_weights(s * Q, K, MatrixXd());  // no bias
-  // [bridge-check]
+  const MatrixXd A = ch02::attention_at_bandwidth(Q, K, h, true);  // with the key bias
+  const MatrixXd A_plain = ch02::attention_at_bandwidth(Q, K, h, false);
   // Keys of equal norm: the bias is a constant and cancels.
   const MatrixXd Ks = K.rowwise().normalized() * 1.5;
-  const MatrixXd A_sphere = attn::attention_weights(s * Q, Ks, MatrixXd());
+  const MatrixXd A_sphere = ch02::attention_at_bandwidth(Q, Ks, h, false);
   const MatrixXd W_sphere = attn::nw_weights(Q, Ks, Kernel::gaussian, h);
   // On the chapter's 1-D data: plain softmax(x x_i / h^2) against the Gaussian fit.
   const MatrixXd T = VectorXd::LinSpaced(201, 0.0, 1.0);
   const MatrixXd nw = attn::nadaraya_watson(T, data.X, data.Y, Kernel::gaussian, o.h);
-  const MatrixXd plain =
-      attn::softmax_rows(T * data.X.transpose() / (o.h * o.h)) * data.Y;
+  const MatrixXd plain = ch02::plain_softmax_fit(T, data, o.h);
   r.say(
       "4. Gaussian kernel regression as softmax attention ({} queries, {} keys, d = {}, "
       "h = {:g})\n"
@@ -240,8 +208,8 @@ void bridge(const Options& o, attn::Rng& rng, const ch02::Data& data,
             (A_plain * V - W * V).lpNorm<Eigen::Infinity>()),
       r.put("equal_norm_keys_weight_difference",
             (A_sphere - W_sphere).lpNorm<Eigen::Infinity>()),
-      o.h, r.put("mse_nw_1d", mse_against_f(T, nw)),
-      r.put("mse_plain_softmax_1d", mse_against_f(T, plain)));
+      o.h, r.put("mse_nw_1d", ch02::mse_against_truth(T, nw)),
+      r.put("mse_plain_softmax_1d", ch02::mse_against_truth(T, plain)));
 }
 
 // 6. Consistency: the error against n with h = c n^{-1/5}.
@@ -325,13 +293,13 @@ void cross_validation(const Options& o, const ch02::Data& data, const path& out,
   }
   harness::progress("");
   // The noise variance is taken from this sample's own noise, mean (y_i - f(x_i))^2.
-  const double noise2 = mse_against_f(data.X, data.Y);
+  const double noise2 = ch02::mse_against_truth(data.X, data.Y);
   const MatrixXd T = VectorXd::LinSpaced(401, 0.0, 1.0);
   header.push_back("risk_gaussian");
   for (Index p = 0; p < points; ++p)
-    table(p, col) =
-        noise2 + mse_against_f(T, attn::nadaraya_watson(T, data.X, data.Y,
-                                                        Kernel::gaussian, table(p, 0)));
+    table(p, col) = noise2 + ch02::mse_against_truth(
+                                 T, attn::nadaraya_watson(T, data.X, data.Y,
+                                                          Kernel::gaussian, table(p, 0)));
   Index best_risk = 0;
   table.col(col).minCoeff(&best_risk);
   r.put("risk_best_h_gaussian", table(best_risk, 0));  // the minimum of the dashed curve

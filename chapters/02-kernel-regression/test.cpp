@@ -19,7 +19,8 @@
 #include "attn/kernel_regression.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
-#include "experiment.hpp"
+#include "ch02.hpp"
+#include "experiments/statistics.hpp"
 #include "test_support.hpp"
 
 using attn::Kernel;
@@ -261,8 +262,7 @@ TEST_SUITE("ch02") {
       // Labels of similar size: typically between the first two cases above. (With the
       // nearest label much smaller than its neighbours' it comes later, by the log of the
       // ratio; with two nearly equal labels it can come earlier, by coincidence.)
-      std::sort(from.begin(), from.end());
-      const double median = from[from.size() / 2];
+      const double median = experiments::median(from);
       CHECK(median >= 53 * ln2);
       CHECK(median <= 54 * ln2 + 1);
     }

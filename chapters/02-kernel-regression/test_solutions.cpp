@@ -27,7 +27,8 @@
 #include "attn/kernel_regression.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
-#include "experiment.hpp"
+#include "ch02.hpp"
+#include "experiments/statistics.hpp"
 #include "test_support.hpp"
 
 using attn::Kernel;
@@ -109,8 +110,9 @@ struct Slope {
 Slope fit_slope(const VectorXd& n, const MatrixXd& errors_per_n_replicate_means,
                 const VectorXd& log_se) {
   const VectorXd x = ch02::log_of(n), y = ch02::log_of(errors_per_n_replicate_means);
-  const VectorXd c = (x.array() - x.mean()) / (x.array() - x.mean()).square().sum();
-  return {c.dot(y), std::sqrt((c.array() * log_se.array()).square().sum())};
+  const experiments::LineFit line = experiments::fit_line(
+      {x.begin(), x.end()}, {y.begin(), y.end()}, {log_se.begin(), log_se.end()});
+  return {line.slope, line.slope_se};
 }
 
 // The consistency experiment of section 6 (same sizes, replicates and h = 0.15 n^{-1/5})

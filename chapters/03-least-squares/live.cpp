@@ -1,12 +1,13 @@
 // Chapter 03's live figures: what the page computes when a reader moves a control
-// (code/live/live.hpp explains the mechanism; live.js draws the results).
+// (code/live/live.hpp explains the mechanism; live.js draws the results). The data and the
+// computations are the program's, from the chapter's module (ch03.hpp).
 #include <cmath>
 #include <cstdint>
 #include <string>
 
 #include "attn/attention_regression.hpp"
 #include "attn/least_squares.hpp"
-#include "attn/random.hpp"
+#include "ch03.hpp"
 #include "live.hpp"
 
 namespace {
@@ -17,17 +18,17 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
 // Figure 3.2 live: the hat matrix H = X (X^T X)^-1 X^T of n samples with d features drawn
-// uniformly from -10 to 10, as in main.cpp's hat_figure (same seed stream, X drawn first),
-// optionally with an intercept column; targets Y = X beta + noise drawn after X.
+// uniformly from -10 to 10 (ch03::hat_samples, as the program's figure), optionally with
+// an intercept column; targets Y = X beta + noise drawn after X.
 live::Figure hat(const live::Params& p) {
   const int n = p.integer("n", 2, 24);
   const int d = p.integer("d", 1, 8);
   const bool intercept = p.integer("intercept", 0, 1) == 1;
   const int seed = p.integer("seed", 0, 1000000);
-  attn::Rng rng(attn::run_seed(static_cast<std::uint64_t>(seed), 0, 30));
-  const MatrixXd X0 = attn::random_uniform(n, d, rng, -10.0, 10.0);
-  const VectorXd beta = attn::random_normal(d, 1, rng);
-  const VectorXd Y = X0 * beta + attn::random_normal(n, 1, rng);
+  const ch03::HatSamples samples =
+      ch03::hat_samples(static_cast<std::uint64_t>(seed), n, d);
+  const MatrixXd& X0 = samples.X;
+  const VectorXd& Y = samples.Y;
   MatrixXd X(n, d + (intercept ? 1 : 0));
   if (intercept)
     X << VectorXd::Ones(n), X0;
@@ -42,7 +43,7 @@ live::Figure hat(const live::Params& p) {
       attn::attention_matrix({L.transpose(), L.transpose(), 1.0}, X, Normalisation::identity);
   const VectorXd fit_ls = X * attn::least_squares_qr(X, Y);  // X beta_LS
 
-  const Index negative = (H.array() < 0).count();  // the diagonal is positive
+  const double negative = ch03::offdiagonal_fraction_negative(H);
   live::Figure f;
   f.matrix("H", H);
   f.number("columns", static_cast<double>(X.cols()));
@@ -51,8 +52,8 @@ live::Figure hat(const live::Params& p) {
   f.number("attention_minus_H", (S - H).lpNorm<Eigen::Infinity>());
   f.number("fit_vs_ls", attn::relative_error(H * Y, fit_ls));
   f.number("rowsum_deviation", (H.rowwise().sum().array() - 1).abs().maxCoeff());
-  f.number("offdiag_negative", double(negative) / double(H.size() - H.rows()));
-  f.number("offdiag_negative_pct", 100.0 * double(negative) / double(H.size() - H.rows()));
+  f.number("offdiag_negative", negative);
+  f.number("offdiag_negative_pct", 100.0 * negative);
   f.number("min_weight", H.minCoeff());
   f.number("max_abs_weight", H.cwiseAbs().maxCoeff());
   return f;
@@ -69,50 +70,38 @@ live::Figure gd_layers(const live::Params& p) {
   const int k = p.integer("k", 0, max_layers);
   const std::string rate = p.choice("eta", {"trace", "0.25", "0.5", "1", "1.5", "1.9", "2.1"});
   const int seed = p.integer("seed", 0, 1000000);
-  attn::Rng rng(attn::run_seed(static_cast<std::uint64_t>(seed), 0, 20));
-  const attn::RegressionData data = attn::regression_data(n, d, rng);
-  const MatrixXd& X = data.X;
-  const VectorXd& Y = data.Y;
-  const MatrixXd Xq = attn::random_uniform(50, d, rng, -10.0, 10.0);  // new queries
+  const ch03::IdentitiesData set =
+      ch03::identities_data(static_cast<std::uint64_t>(seed), n, d);
+  const MatrixXd& X = set.data.X;
+  const VectorXd& Y = set.data.Y;
+  const MatrixXd& Xq = set.queries;
 
   const VectorXd y_ls = Xq * attn::least_squares_qr(X, Y);
-  const MatrixXd XtX = X.transpose() * X;
   const VectorXd sv = Eigen::JacobiSVD<MatrixXd>(X).singularValues();  // lambda_1 >= ...
   const double lambda_max_sq = sv(0) * sv(0);
-  // main.cpp's rate 1/tr(X^T X), or a multiple of 1/lambda_max^2 (GD converges below 2).
+  // Section 6's eta = 1/tr(X^T X), or a multiple of 1/lambda_max^2 (GD converges below 2).
   const double eta =
-      rate == "trace" ? 1.0 / XtX.diagonal().sum() : std::stod(rate) / lambda_max_sq;
+      rate == "trace" ? ch03::one_step_size(X) : std::stod(rate) / lambda_max_sq;
   // Per step, the error along singular direction i is multiplied by 1 - eta lambda_i^2.
   const double contraction = (1.0 - eta * sv.array().square()).abs().maxCoeff();
 
-  const attn::AttentionRegressor layer{MatrixXd::Identity(d, d),
-                                       eta * MatrixXd::Identity(d, d), 1.0};
-  VectorXd r = Y;                               // the training tokens' residuals
-  VectorXd y_attn = VectorXd::Zero(Xq.rows());  // the queries' predictions
-  VectorXd beta = VectorXd::Zero(d);            // gradient descent's iterate
-  VectorXd y_gd = VectorXd::Zero(Xq.rows());
+  const ch03::LayersAndSteps runs =
+      ch03::layers_and_gradient_steps(X, Y, Xq, eta, max_layers);
   VectorXd steps(max_layers + 1), err_attn(max_layers + 1), err_gd(max_layers + 1),
       difference(max_layers + 1);
   steps(0) = 0;
   err_attn(0) = err_gd(0) = 1;  // both predictions start at 0
   difference(0) = 0;
-  VectorXd y_attn_k = y_attn, y_gd_k = y_gd;
   for (int step = 1; step <= max_layers; ++step) {
-    // One layer: the query reads eta x^T X^T r, the training tokens r <- r - eta X X^T r.
-    y_attn += attn::predict(layer, X, r, Xq, Normalisation::identity);
-    r -= attn::predict(layer, X, r, X, Normalisation::identity);
-    // One gradient step.
-    beta += eta * X.transpose() * (Y - X * beta);
-    y_gd = Xq * beta;
+    const VectorXd y_attn = runs.layers.row(step).transpose();
+    const VectorXd y_gd = runs.steps.row(step).transpose();
     steps(step) = step;
     err_attn(step) = attn::relative_error(y_attn, y_ls);
     err_gd(step) = attn::relative_error(y_gd, y_ls);
     difference(step) = attn::relative_error(y_attn, y_gd);
-    if (step == k) {
-      y_attn_k = y_attn;
-      y_gd_k = y_gd;
-    }
   }
+  const VectorXd y_attn_k = runs.layers.row(k).transpose(),
+                 y_gd_k = runs.steps.row(k).transpose();
 
   live::Figure f;
   f.vector("k", steps).vector("error_attention", err_attn).vector("error_gd", err_gd);

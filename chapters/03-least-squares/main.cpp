@@ -21,10 +21,11 @@
 #include "attn/attention_regression.hpp"
 #include "attn/least_squares.hpp"
 #include "attn/random.hpp"
+#include "ch03.hpp"
+#include "experiments/regression_experiment.hpp"
+#include "experiments/statistics.hpp"
 #include "harness/cli.hpp"
 #include "harness/output.hpp"
-#include "robust.hpp"
-#include "training.hpp"
 
 namespace {
 
@@ -33,7 +34,8 @@ using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using Rows = std::vector<std::vector<harness::CsvCell>>;
-using ch03::each, ch03::geometric, ch03::median, ch03::ms_per_iteration, ch03::Trained;
+using ch03::each, ch03::geometric, ch03::ms_per_iteration, ch03::Trained;
+using experiments::median;
 
 struct Options {
   harness::CommonOptions common;
@@ -129,12 +131,12 @@ void estimators(const Options& o, harness::Report& r) {
 // (X^T X)^-1 (section 3), the whitening map L (4), the hat matrix (5), one layer = one
 // gradient step (6).
 void identities(const Options& o, harness::Report& r) {
-  attn::Rng rng(attn::run_seed(o.common.seed, 0, 20));
   const Index n = 100, d = 10;
-  const attn::RegressionData data = attn::regression_data(n, d, rng);
-  const MatrixXd& X = data.X;
-  const VectorXd& Y = data.Y;
-  const MatrixXd Xq = attn::random_uniform(50, d, rng, -10.0, 10.0);  // new queries
+  ch03::IdentitiesData set = ch03::identities_data(o.common.seed, n, d);
+  const MatrixXd& X = set.data.X;
+  const VectorXd& Y = set.data.Y;
+  const MatrixXd& Xq = set.queries;  // new queries
+  attn::Rng& rng = set.rng;          // the same stream, for the random W_Q below
 
   // [attention-is-ls]
   const VectorXd beta_ls = attn::least_squares_qr(X, Y);
@@ -199,7 +201,7 @@ void identities(const Options& o, harness::Report& r) {
 
   // One layer = one gradient step on (1/2)|Y - X beta|^2 from beta = 0.
   // [one-step]
-  const double eta = 1.0 / XtX.diagonal().sum();
+  const double eta = ch03::one_step_size(X);  // 1 / tr(X^T X)
   const attn::AttentionRegressor gd_layer{MatrixXd::Identity(d, d),
                                           eta * MatrixXd::Identity(d, d), 1.0};
   const VectorXd beta_1 = eta * X.transpose() * Y;  // beta_0 - eta grad = eta X^T Y
@@ -217,11 +219,9 @@ void identities(const Options& o, harness::Report& r) {
 
 // The hat-matrix heatmap of section 5: 20 samples, 3 features.
 void hat_figure(const Options& o, const std::filesystem::path& out, harness::Report& r) {
-  attn::Rng rng(attn::run_seed(o.common.seed, 0, 30));
-  const MatrixXd H = attn::hat_matrix(attn::random_uniform(20, 3, rng, -10.0, 10.0));
-  const Index negative = (H.array() < 0).count();  // the diagonal is positive
+  const MatrixXd H = attn::hat_matrix(ch03::hat_samples(o.common.seed, 20, 3).X);
   r.put("hat_figure_offdiagonal_fraction_negative",
-        double(negative) / double(H.size() - H.rows()));
+        ch03::offdiagonal_fraction_negative(H));
   MatrixXd table(H.size(), 3);
   for (Index i = 0, k = 0; i < H.rows(); ++i)
     for (Index j = 0; j < H.cols(); ++j, ++k)
@@ -235,7 +235,7 @@ void hat_figure(const Options& o, const std::filesystem::path& out, harness::Rep
 Trained train(const Options& o, Index n, Index d, Normalisation h) {
   if (o.normalisation == (h == Normalisation::identity ? "softmax" : "identity"))
     return {};
-  attn::ExperimentConfig e;
+  experiments::ExperimentConfig e;
   e.n = n;
   e.d = d;
   e.h = h;
@@ -280,10 +280,16 @@ void experiments(const Options& o, const std::vector<std::pair<Index, Index>>& c
         r.put(name + "_ls_test_loss_median",
               median(each(any, [](auto& run) { return run.ls_test_loss; }))));
     const ch03::LossCurves curves = ch03::loss_curves(id, sm, geometric(ls_loss).first);
+    Rows curve_rows;  // an h not trained: empty cells
+    for (const std::vector<double>& row : curves.rows) {
+      curve_rows.emplace_back();
+      for (const double x : row)
+        curve_rows.back().push_back(std::isnan(x) ? harness::CsvCell{std::string()} : x);
+    }
     harness::write_csv(out / ("03-loss-" + name + ".csv"),
                        {"iteration", "id_mean", "id_lo", "id_hi", "softmax_mean",
                         "softmax_lo", "softmax_hi", "ls"},
-                       curves.rows);
+                       curve_rows);
     harness::render_figure(out, "03-loss-" + name, "03-loss-curves",
                            fmt::format("title='(n, d) = ({}, {}), {} runs'; systems='{}'",
                                        n, d, o.runs, o.normalisation));

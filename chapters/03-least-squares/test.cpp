@@ -153,8 +153,10 @@ TEST_SUITE("ch03") {
         CHECK(median(svd) < 1e-9);
       }
     }
-    const double s_ne = slope(log_kappa, log_ne), s_qr = slope(log_kappa, log_qr),
-                 s_svd = slope(log_kappa, log_svd);
+    using experiments::fit_line;
+    const double s_ne = fit_line(log_kappa, log_ne).slope,
+                 s_qr = fit_line(log_kappa, log_qr).slope,
+                 s_svd = fit_line(log_kappa, log_svd).slope;
     CHECK(s_ne >= 1.8);
     CHECK(s_ne <= 2.2);
     CHECK(s_qr >= 0.6);

@@ -1,6 +1,5 @@
 #include "test_helpers.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -42,23 +41,6 @@ double whitened_deviation(const MatrixXd& S, const MatrixXd& C) {
   const MatrixXd G_inv_S = llt.matrixL().solve(S);
   const MatrixXd W = llt.matrixL().solve(G_inv_S.transpose());  // G^{-1} S G^{-T}
   return (W - MatrixXd::Identity(C.rows(), C.cols())).norm();
-}
-
-double slope(const std::vector<double>& x, const std::vector<double>& y) {
-  const double n = static_cast<double>(x.size());
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    sx += x[i];
-    sy += y[i];
-    sxx += x[i] * x[i];
-    sxy += x[i] * y[i];
-  }
-  return (n * sxy - sx * sy) / (n * sxx - sx * sx);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 double sigma_max(const MatrixXd& X) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attn/random.hpp"
+#include "experiments/statistics.hpp"
 #include "test_support.hpp"
 
 namespace ch03_test {
@@ -52,10 +53,7 @@ double log_likelihood(const MatrixXd& X, const VectorXd& Y, const VectorXd& beta
 // covariance C (whitened by the Cholesky factor C = G G^T).
 double whitened_deviation(const MatrixXd& S, const MatrixXd& C);
 
-// Least-squares slope of y against x.
-double slope(const std::vector<double>& x, const std::vector<double>& y);
-
-double median(std::vector<double> v);
+using experiments::median;
 
 double sigma_max(const MatrixXd& X);
 

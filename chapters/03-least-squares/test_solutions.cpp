@@ -7,7 +7,7 @@
 // largest error/tolerance ratio measured (Release build). Numbers the solutions quote from
 // computations are checked against the very literal the text prints, with a tolerance that
 // says how many digits the text gives. The explore exercises 03.4 and 03.5 run the
-// library's trainer (attn::run_experiment, which the chapter's training.hpp times and
+// shared trainer (experiments::run_experiment, which the chapter's module ch03.cpp times and
 // summarises) at reduced sizes stated next to each test; run r of a configuration depends
 // only on (seed, r), so a reduced run count reproduces the first runs of the program's.
 
@@ -23,6 +23,7 @@
 #include "attn/least_squares.hpp"
 #include "attn/random.hpp"
 #include "attn/svd.hpp"
+#include "experiments/regression_experiment.hpp"
 #include "test_helpers.hpp"
 
 using attn::Normalisation;
@@ -48,8 +49,8 @@ constexpr bool sanitized = false;
 // The program's default seed (--seed 1): the runs below are the first runs of its own.
 constexpr std::uint64_t program_seed = 1;
 
-attn::ExperimentConfig identity_config(Index n, Index d, int runs, double lr, double decay) {
-  attn::ExperimentConfig c;
+experiments::ExperimentConfig identity_config(Index n, Index d, int runs, double lr, double decay) {
+  experiments::ExperimentConfig c;
   c.n = n;
   c.d = d;
   c.h = Normalisation::identity;
@@ -63,8 +64,8 @@ attn::ExperimentConfig identity_config(Index n, Index d, int runs, double lr, do
   return c;
 }
 
-long runs_above(const std::vector<attn::RunResult>& runs, double threshold) {
-  return std::ranges::count_if(runs, [=](const attn::RunResult& r) {
+long runs_above(const std::vector<experiments::RunResult>& runs, double threshold) {
+  return std::ranges::count_if(runs, [=](const experiments::RunResult& r) {
     return r.error_rate.value() > threshold;
   });
 }
@@ -278,8 +279,8 @@ TEST_SUITE("ch03") {
     const int runs = full ? 100 : 20;
     for (const double lr : {1e-3, 3e-4}) {
       CAPTURE(lr);
-      const auto small = attn::run_experiment(identity_config(100, 10, runs, lr, 1.0));
-      const auto big_n = attn::run_experiment(identity_config(1000, 10, runs, lr, 1.0));
+      const auto small = experiments::run_experiment(identity_config(100, 10, runs, lr, 1.0));
+      const auto big_n = experiments::run_experiment(identity_config(1000, 10, runs, lr, 1.0));
       // The failing runs at (1000, 10) had reached least squares and were thrown off it:
       // every one has loss spikes (a rise of more than 1% in one iteration) in its last 500
       // iterations; at lr 1e-3, 15 of the 17 were within 1e-6 of the LS loss at iteration
@@ -295,7 +296,7 @@ TEST_SUITE("ch03") {
       }
       CHECK(spiky == runs_above(big_n, 1e-4));
       if (!full) continue;
-      const auto big_d = attn::run_experiment(identity_config(1000, 100, 10, lr, 1.0));
+      const auto big_d = experiments::run_experiment(identity_config(1000, 100, 10, lr, 1.0));
       if (lr == 1e-3) {
         CHECK(std::abs(runs_above(small, 1e-4) - 1) <= 2);
         CHECK(std::abs(runs_above(big_n, 1e-4) - 17) <= 2);
@@ -321,10 +322,10 @@ TEST_SUITE("ch03") {
                                        : std::vector<Index>{125};
     std::vector<double> medians;
     for (const Index n : ns) {
-      attn::ExperimentConfig c = identity_config(n, 10, 3, 1e-3, 0.997);
+      experiments::ExperimentConfig c = identity_config(n, 10, 3, 1e-3, 0.997);
       c.h = Normalisation::softmax;
       std::vector<double> ratio;
-      for (const auto& r : attn::run_experiment(c)) {
+      for (const auto& r : experiments::run_experiment(c)) {
         ratio.push_back(r.test_loss / r.ls_test_loss);
         CHECK(r.test_loss > r.ls_test_loss);  // every run, at every n
       }

@@ -25,7 +25,7 @@
 #include "attn/least_squares.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
-#include "robust.hpp"
+#include "ch03.hpp"
 #include "test_helpers.hpp"
 
 using Eigen::Index;

@@ -15,6 +15,7 @@
 
 #include "attn/attention_regression.hpp"
 #include "attn/random.hpp"
+#include "experiments/regression_experiment.hpp"
 
 using attn::AttentionRegressor;
 using attn::Normalisation;
@@ -113,7 +114,7 @@ TEST_CASE("run_experiment gives one run's threads to its evaluations, with the s
   // One run on two threads (both inside the run), and three runs on four (one run gets two).
   for (const int runs : {1, 3}) {
     CAPTURE(runs);
-    attn::ExperimentConfig config;
+    experiments::ExperimentConfig config;
     config.n = 520;
     config.d = 10;
     config.h = Normalisation::softmax;
@@ -121,9 +122,9 @@ TEST_CASE("run_experiment gives one run's threads to its evaluations, with the s
     config.iterations = 4;
     config.seed = 11;
     config.threads = 1;
-    const std::vector<attn::RunResult> one = attn::run_experiment(config);
+    const std::vector<experiments::RunResult> one = experiments::run_experiment(config);
     config.threads = runs + 1;
-    const std::vector<attn::RunResult> more = attn::run_experiment(config);
+    const std::vector<experiments::RunResult> more = experiments::run_experiment(config);
     REQUIRE(more.size() == one.size());
     for (std::size_t r = 0; r < one.size(); ++r) {
       CHECK(one[r].loss == more[r].loss);

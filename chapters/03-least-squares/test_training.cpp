@@ -18,6 +18,7 @@
 #include "attn/attention_regression.hpp"
 #include "attn/least_squares.hpp"
 #include "attn/random.hpp"
+#include "experiments/regression_experiment.hpp"
 
 using attn::AttentionRegressor;
 using attn::Normalisation;
@@ -96,8 +97,8 @@ void check_gradient(const Case& c, Normalisation h) {
 }
 
 // The source's experiment at (n, d) = (100, 10), with the book's settings.
-attn::ExperimentConfig source_config(Normalisation h) {
-  attn::ExperimentConfig c;
+experiments::ExperimentConfig source_config(Normalisation h) {
+  experiments::ExperimentConfig c;
   c.n = 100;
   c.d = 10;
   c.h = h;
@@ -363,7 +364,7 @@ TEST_SUITE("ch03") {
   TEST_CASE("training the identity system reaches beta_LS to 1e-4 in 10 of 10 runs") {
     // The source: all 10 runs at (n, d) = (100, 10) below 1e-4 (max 4.3e-5) in 1000
     // iterations. With the book's Adam settings they reach rounding level (~1e-15).
-    const auto results = attn::run_experiment(source_config(Normalisation::identity));
+    const auto results = experiments::run_experiment(source_config(Normalisation::identity));
     REQUIRE(results.size() == 10);
     for (const auto& r : results) {
       REQUIRE(r.error_rate.has_value());
@@ -377,7 +378,7 @@ TEST_SUITE("ch03") {
     // most lambda_max(X^T X / n) e^2 |beta_LS|^2 above. Both losses are sums of n squares
     // rounded differently: 1e-13 relative covers that.
     auto config = source_config(Normalisation::identity);
-    const auto results = attn::run_experiment(config);
+    const auto results = experiments::run_experiment(config);
     for (int run = 0; run < config.runs; ++run) {
       const auto& r = results[std::size_t(run)];
       attn::Rng data_rng(attn::run_seed(config.seed, run, 0));
@@ -409,7 +410,7 @@ TEST_SUITE("ch03") {
 #ifdef __SANITIZE_ADDRESS__
     config.runs = 3;  // the same per-run claim on fewer runs: ~12 s -> ~4 s under ASan
 #endif
-    const auto results = attn::run_experiment(config);
+    const auto results = experiments::run_experiment(config);
     for (const auto& r : results) {
       CHECK(!r.error_rate.has_value());
       CHECK(r.test_loss >= 2 * r.ls_test_loss);
@@ -421,9 +422,9 @@ TEST_SUITE("ch03") {
       auto config = source_config(h);
       config.runs = 5;
       config.iterations = 60;
-      const auto one = attn::run_experiment(config);
+      const auto one = experiments::run_experiment(config);
       config.threads = 2;
-      const auto two = attn::run_experiment(config);
+      const auto two = experiments::run_experiment(config);
       for (std::size_t r = 0; r < one.size(); ++r) {
         CHECK(one[r].loss == two[r].loss);  // every entry, exactly
         CHECK(one[r].error_rate == two[r].error_rate);
@@ -474,19 +475,19 @@ TEST_SUITE("ch03") {
                          std::invalid_argument);
     auto config = source_config(Normalisation::identity);
     config.d = 200;
-    CHECK_THROWS_WITH_AS(attn::run_experiment(config), Contains("d <= n"),
+    CHECK_THROWS_WITH_AS(experiments::run_experiment(config), Contains("d <= n"),
                          std::invalid_argument);
     config = source_config(Normalisation::identity);
     config.runs = 0;
-    CHECK_THROWS_WITH_AS(attn::run_experiment(config), Contains("runs"),
+    CHECK_THROWS_WITH_AS(experiments::run_experiment(config), Contains("runs"),
                          std::invalid_argument);
     config = source_config(Normalisation::identity);
     config.threads = 0;
-    CHECK_THROWS_WITH_AS(attn::run_experiment(config), Contains("threads"),
+    CHECK_THROWS_WITH_AS(experiments::run_experiment(config), Contains("threads"),
                          std::invalid_argument);
     config = source_config(Normalisation::identity);
     config.adam.learning_rate = 0;
-    CHECK_THROWS_WITH_AS(attn::run_experiment(config), Contains("learning rate"),
+    CHECK_THROWS_WITH_AS(experiments::run_experiment(config), Contains("learning rate"),
                          std::invalid_argument);
     attn::AdamState state;
     VectorXd theta = VectorXd::Zero(3);

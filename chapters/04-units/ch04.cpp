@@ -152,10 +152,10 @@ MatrixXd whitening_features(const MatrixXd& X) {
 }
 // [whitened-features]
 
-std::vector<attn::RunResult> train_in_unit(Index n, Index d, int runs, int iterations,
+std::vector<experiments::RunResult> train_in_unit(Index n, Index d, int runs, int iterations,
                                            std::uint64_t seed, double unit, bool whiten) {
   // [train-in-units]
-  attn::ExperimentConfig config;
+  experiments::ExperimentConfig config;
   config.n = n;
   config.d = d;
   config.h = attn::Normalisation::softmax;
@@ -165,7 +165,7 @@ std::vector<attn::RunResult> train_in_unit(Index n, Index d, int runs, int itera
   config.threads = 2;
   config.inputs = in_unit(unit);                     // the same currents, in A, mA or kA
   if (whiten) config.features = whitening_features;  // train on X (rho L)^T
-  return attn::run_experiment(config);
+  return experiments::run_experiment(config);
   // [train-in-units]
 }
 

@@ -17,6 +17,7 @@
 
 #include "attn/attention_regression.hpp"
 #include "attn/random.hpp"
+#include "experiments/regression_experiment.hpp"
 
 namespace ch04 {
 
@@ -97,7 +98,7 @@ MatrixXd unit_sweep(const UnitsProblem& p, const std::vector<double>& grid, doub
                     const std::function<void(Index, double)>& progress);
 
 // Chapter 03's training experiment in other units (section 5), through the two hooks of
-// attn::ExperimentConfig.
+// experiments::ExperimentConfig.
 //
 // The same currents in a unit c times smaller: every entry times c (c = 1000: mA instead
 // of A). The trainer's initial weights stay as they are, as in a framework that knows
@@ -113,7 +114,7 @@ MatrixXd whitening_features(const MatrixXd& X);
 // Section 5: chapter 03's training experiment (softmax attention, `runs` runs of
 // `iterations` Adam steps, seeds from `seed`, two threads) on n x d data with the currents in
 // the unit A/c (c = `unit`), on the plain features or on the whitened ones.
-std::vector<attn::RunResult> train_in_unit(Index n, Index d, int runs, int iterations,
+std::vector<experiments::RunResult> train_in_unit(Index n, Index d, int runs, int iterations,
                                            std::uint64_t seed, double unit, bool whiten);
 
 }  // namespace ch04

@@ -22,6 +22,8 @@
 #include "attn/attention_regression.hpp"
 #include "attn/random.hpp"
 #include "attn/units.hpp"
+#include "experiments/regression_experiment.hpp"
+#include "experiments/statistics.hpp"
 #include "harness/cli.hpp"
 #include "harness/output.hpp"
 #include "ch04.hpp"
@@ -45,11 +47,7 @@ struct Options {
   double eps = 1e-5;       // LayerNorm's epsilon
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
+using experiments::median;
 
 // The unit of a quantity's type, as the summary prints it ("A^-1 V").
 template <int A, int V>
@@ -182,14 +180,8 @@ void sweep(const Options& o, const ch04::UnitsProblem& p,
       lx.push_back(std::log10(t(k, 0)));
       ly.push_back(std::log10(t(k, change + 1)));
     }
-  const double mx = std::accumulate(lx.begin(), lx.end(), 0.0) / double(lx.size());
-  const double my = std::accumulate(ly.begin(), ly.end(), 0.0) / double(ly.size());
-  double sxy = 0, sxx = 0;
-  for (std::size_t k = 0; k < lx.size(); ++k) {
-    sxy += (lx[k] - mx) * (ly[k] - my);
-    sxx += (lx[k] - mx) * (lx[k] - mx);
-  }
-  const double slope = r.put("sweep_id_change_slope", sxy / sxx);
+  const double slope =
+      r.put("sweep_id_change_slope", experiments::fit_line(lx, ly).slope);
   // Where the softmax system's entropy sits one decade either side of amperes.
   for (const double c : {0.1, 10.0})
     r.put(fmt::format("softmax_attention_entropy_at_c_{:g}", c),
@@ -229,7 +221,7 @@ void training(const Options& o, harness::Report& r) {
     std::vector<double> reference;  // final losses in A, run by run
     double worst = 0;
     for (const auto& [unit, label] : units) {
-      const std::vector<attn::RunResult> runs = ch04::train_in_unit(
+      const std::vector<experiments::RunResult> runs = ch04::train_in_unit(
           o.n, o.d, int(o.runs), int(o.iterations), o.common.seed, unit, whiten);
       harness::progress(fmt::format("training: {} of 6 settings", ++done));
       std::vector<double> train_ratio, test_ratio, final_loss;

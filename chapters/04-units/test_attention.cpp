@@ -22,6 +22,7 @@
 #include "attn/svd.hpp"
 #include "attn/units.hpp"
 #include "ch04.hpp"
+#include "experiments/regression_experiment.hpp"
 #include "test_helpers.hpp"
 
 using ch04::Method;
@@ -34,8 +35,8 @@ namespace {
 
 // The training runs both unit tests compare: softmax attention, (n, d) = (100, 10), two runs
 // of 200 Adam iterations from seed 5.
-attn::ExperimentConfig small_softmax_training() {
-  attn::ExperimentConfig config;
+experiments::ExperimentConfig small_softmax_training() {
+  experiments::ExperimentConfig config;
   config.n = 100;
   config.d = 10;
   config.h = attn::Normalisation::softmax;
@@ -159,10 +160,12 @@ TEST_SUITE("ch04") {
   }
 
   TEST_CASE("training softmax attention in A and in mA ends at different losses") {
-    attn::ExperimentConfig config = small_softmax_training();
-    const std::vector<attn::RunResult> amperes = attn::run_experiment(config);
+    experiments::ExperimentConfig config = small_softmax_training();
+    const std::vector<experiments::RunResult> amperes =
+        experiments::run_experiment(config);
     config.inputs = ch04::in_unit(1e3);
-    const std::vector<attn::RunResult> milliamperes = attn::run_experiment(config);
+    const std::vector<experiments::RunResult> milliamperes =
+        experiments::run_experiment(config);
     for (std::size_t r = 0; r < amperes.size(); ++r) {
       CAPTURE(r);
       // Same data, same initial numbers: only the unit differs. In mA the scores start
@@ -175,12 +178,14 @@ TEST_SUITE("ch04") {
   }
 
   TEST_CASE("training whitened softmax attention ends at the same loss in A, mA and kA") {
-    attn::ExperimentConfig config = small_softmax_training();
+    experiments::ExperimentConfig config = small_softmax_training();
     config.features = ch04::whitening_features;
-    const std::vector<attn::RunResult> amperes = attn::run_experiment(config);
+    const std::vector<experiments::RunResult> amperes =
+        experiments::run_experiment(config);
     for (const double unit : {1e3, 1e-3}) {
       config.inputs = ch04::in_unit(unit);
-      const std::vector<attn::RunResult> other = attn::run_experiment(config);
+      const std::vector<experiments::RunResult> other =
+          experiments::run_experiment(config);
       for (std::size_t r = 0; r < amperes.size(); ++r) {
         CAPTURE(unit);
         CAPTURE(r);

@@ -27,6 +27,7 @@
 #include "attn/svd.hpp"
 #include "attn/units.hpp"
 #include "ch04.hpp"
+#include "experiments/statistics.hpp"
 
 using Eigen::Index;
 using Eigen::MatrixXd;
@@ -209,7 +210,7 @@ struct Run {
   std::vector<double> loss;
 };
 
-// One run of chapter 04's training experiment, as attn::run_experiment does it (the same
+// One run of chapter 04's training experiment, as experiments::run_experiment does it (the same
 // seeds, data, held-out rows and initial w_v), with the currents multiplied by c and the
 // initial projections drawn for features of standard deviation init_scale.
 Run training_run(std::uint64_t seed, int r, double c, double init_scale, int iterations) {
@@ -243,11 +244,7 @@ Run training_run(std::uint64_t seed, int r, double c, double init_scale, int ite
   return out;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
+using experiments::median;
 
 // Median training and held-out ratios over 3 runs of 200 Adam steps (the --quick setting).
 std::pair<double, double> quick_medians(double c, double init_scale) {

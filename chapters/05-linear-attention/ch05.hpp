@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "attn/random.hpp"
+#include "experiments/statistics.hpp"
 
 namespace ch05 {
 
@@ -28,37 +29,15 @@ constexpr Index d_poly =
     4;  // the deterministic maps have d_k^p features: they use d_k = 4
 
 // A line y = intercept + slope x fitted by least squares, with the standard error of the
-// slope (residual variance / sum of squared x deviations).
-struct Fit {
-  double slope = 0, intercept = 0, slope_se = 0;
-};
-
-inline Fit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
-  const auto n = x.size();
-  if (n < 3 || y.size() != n) throw std::invalid_argument("fit_line: need >= 3 points");
-  double mx = 0, my = 0;
-  for (std::size_t i = 0; i < n; ++i) mx += x[i] / double(n), my += y[i] / double(n);
-  double sxx = 0, sxy = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    sxx += (x[i] - mx) * (x[i] - mx), sxy += (x[i] - mx) * (y[i] - my);
-  Fit f;
-  f.slope = sxy / sxx;
-  f.intercept = my - f.slope * mx;
-  double rss = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double r = y[i] - f.intercept - f.slope * x[i];
-    rss += r * r;
-  }
-  f.slope_se = std::sqrt(rss / double(n - 2) / sxx);
-  return f;
-}
+// slope (residual variance / sum of squared x deviations): experiments::fit_line.
+using Fit = experiments::LineFit;
 
 // Slope of log y against log x.
 inline Fit fit_loglog(const std::vector<double>& x, const std::vector<double>& y) {
   std::vector<double> lx, ly;
   for (std::size_t i = 0; i < x.size(); ++i)
     lx.push_back(std::log(x[i])), ly.push_back(std::log(y[i]));
-  return fit_line(lx, ly);
+  return experiments::fit_line(lx, ly);
 }
 
 // The same for points kept in the columns of a table.

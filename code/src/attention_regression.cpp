@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
-#include <cstdint>
 #include <exception>
 #include <limits>
 #include <mutex>
@@ -77,10 +75,8 @@ struct Problem {
 };
 
 // Each thread must get at least this many units of the work n^2 (d + 8) of an evaluation
-// (the two n x n x d products and the exponentials): a helper thread, started for each
-// evaluation, costs as much as a small evaluation, so two threads were slower than one
-// below about 3e6 units and faster above (the times are on the performance page,
-// docs/performance.md, "Two cores").
+// (the two n x n x d products and the exponentials): below that, starting a helper thread
+// for each evaluation costs more than it saves (measured: docs/performance.md, "Two cores").
 constexpr double min_work_per_thread = 1 << 21;
 
 // The d x d partial C's of a wave of blocks are kept until they are summed in order:
@@ -309,25 +305,6 @@ AttentionRegressor unpack(const VectorXd& theta, Index d) {
           theta(2 * d * d)};
 }
 
-// ExperimentConfig::inputs applied to X, checked: same shape, finite.
-MatrixXd made_inputs(const std::function<MatrixXd(const MatrixXd&)>& inputs,
-                     const MatrixXd& X) {
-  MatrixXd made = inputs(X);
-  require(
-      made.rows() == X.rows() && made.cols() == X.cols() && made.allFinite(),
-      "run_experiment: the inputs are " + shape(made) + ", expected finite " + shape(X));
-  return made;
-}
-
-// SplitMix64 (Steele, Lea & Flood 2014): a bijective mixer whose outputs for consecutive
-// inputs look independent; a good way to derive seeds for mt19937_64.
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 }  // namespace
 
 Eigen::MatrixXd attention_matrix(const AttentionRegressor& p,
@@ -514,103 +491,6 @@ RegressionData regression_data(Eigen::Index n, Eigen::Index d, Rng& rng) {
   data.beta = random_normal(d, 1, rng);
   data.Y = data.X * data.beta + random_normal(n, 1, rng);
   return data;
-}
-
-std::uint64_t run_seed(std::uint64_t base_seed, int run, int stream) {
-  return splitmix64(splitmix64(base_seed) ^
-                    splitmix64((static_cast<std::uint64_t>(run) << 8) |
-                               static_cast<std::uint64_t>(stream & 0xff)));
-}
-
-std::vector<RunResult> run_experiment(const ExperimentConfig& c) {
-  require(c.d >= 1 && c.n >= c.d,
-          "run_experiment: need 1 <= d <= n (got n = " + std::to_string(c.n) +
-              ", d = " + std::to_string(c.d) + ")");
-  require(c.runs >= 1,
-          "run_experiment: runs must be >= 1 (got " + std::to_string(c.runs) + ")");
-  require(c.iterations >= 0, "run_experiment: iterations must be >= 0 (got " +
-                                 std::to_string(c.iterations) + ")");
-  require(c.threads >= 1,
-          "run_experiment: threads must be >= 1 (got " + std::to_string(c.threads) + ")");
-  validate(c.adam);
-  require(!c.initial_w_v || std::isfinite(*c.initial_w_v),
-          "run_experiment: initial_w_v must be finite");
-
-  std::vector<RunResult> results(static_cast<std::size_t>(c.runs));
-  auto one_run = [&](int r, int threads) {
-    Rng data_rng(run_seed(c.seed, r, 0)), init_rng(run_seed(c.seed, r, 1));
-    RegressionData data = regression_data(c.n, c.d, data_rng);
-    if (c.inputs) data.X = made_inputs(c.inputs, data.X);
-    // T: the attention system sees X T; empty for T = I.
-    const MatrixXd T = c.features ? c.features(data.X) : MatrixXd();
-    require(T.size() == 0 || (T.rows() == c.d && T.cols() == c.d && T.allFinite()),
-            "run_experiment: the feature map is " + shape(T) + ", expected finite " +
-                shape(c.d, c.d));
-    const MatrixXd features = T.size() > 0 ? MatrixXd(data.X * T) : data.X;
-    AttentionRegressor initial = random_regressor(c.d, init_rng);
-    initial.w_v = c.initial_w_v ? *c.initial_w_v
-                                : initial_value_weight(initial, features, data.Y, c.h);
-    const auto start = std::chrono::steady_clock::now();
-    TrainingResult trained = train(features, data.Y, c.h, initial, c.iterations, c.adam, threads);
-    const std::chrono::duration<double> elapsed =
-        std::chrono::steady_clock::now() - start;
-    RunResult& out = results[static_cast<std::size_t>(r)];
-    const VectorXd beta_ls = least_squares_qr(data.X, data.Y);
-    out.ls_loss = (data.X * beta_ls - data.Y).squaredNorm() / static_cast<double>(c.n);
-    // Held-out rows: same beta, new features and noise.
-    Rng test_rng(run_seed(c.seed, r, 2));
-    const MatrixXd X_test = random_uniform(c.n, c.d, test_rng, -10.0, 10.0);
-    const VectorXd Y_test = X_test * data.beta + random_normal(c.n, 1, test_rng);
-    const MatrixXd X_test_inputs = c.inputs ? made_inputs(c.inputs, X_test) : X_test;
-    const MatrixXd test_features =
-        T.size() > 0 ? MatrixXd(X_test_inputs * T) : X_test_inputs;
-    out.test_loss =
-        (predict(trained.parameters, features, data.Y, test_features, c.h) - Y_test)
-            .squaredNorm() /
-        static_cast<double>(c.n);
-    out.ls_test_loss =
-        (X_test_inputs * beta_ls - Y_test).squaredNorm() / static_cast<double>(c.n);
-    if (c.h == Normalisation::identity) {
-      VectorXd beta_eq = equivalent_beta(trained.parameters, features, data.Y);
-      if (T.size() > 0) beta_eq = T * beta_eq;  // in the inputs' coordinates
-      out.error_rate = (beta_eq - beta_ls).norm() / beta_ls.norm();
-    }
-    out.loss = std::move(trained.loss);
-    out.parameters = std::move(trained.parameters);
-    out.seconds = elapsed.count();
-  };
-
-  // Runs are handed out one at a time; each writes only its own slot, and its numbers
-  // depend only on (seed, run), so neither the thread count nor the schedule changes them.
-  // With fewer runs than threads, each run's evaluations share the threads left over
-  // (worker w gets inner[w] threads); train() gives the same numbers for any count.
-  const int workers = std::min(c.threads, c.runs);
-  std::vector<int> inner(static_cast<std::size_t>(workers), c.threads / workers);
-  for (int w = 0; w < c.threads % workers; ++w) ++inner[static_cast<std::size_t>(w)];
-  std::atomic<int> next{0};
-  std::mutex report;
-  int done = 0;
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(c.threads));
-  auto worker = [&](int w) {
-    try {
-      for (int r = next++; r < c.runs; r = next++) {
-        one_run(r, inner[static_cast<std::size_t>(w)]);
-        const std::lock_guard lock(report);
-        ++done;
-        if (c.on_run_done) c.on_run_done(done, c.runs);
-      }
-    } catch (...) {
-      errors[static_cast<std::size_t>(w)] = std::current_exception();
-      next = c.runs;  // stop the other workers early
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int w = 1; w < workers; ++w) pool.emplace_back(worker, w);
-  worker(0);
-  for (auto& t : pool) t.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
-  return results;
 }
 
 }  // namespace attn

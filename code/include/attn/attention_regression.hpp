@@ -24,9 +24,6 @@
 /// \f$ \beta_{eq} \f$ to \f$ \beta_{LS} \f$.
 
 #include <Eigen/Dense>
-#include <cstdint>
-#include <functional>
-#include <optional>
 #include <vector>
 
 #include "attn/attention.hpp"  // Normalisation
@@ -190,7 +187,7 @@ inline constexpr double experiment_feature_scale = 5.773502691896258;
 
 /// \brief Random initial projections: \f$ W_Q, W_K \f$ with i.i.d.
 /// \f$ \mathcal{N}(0, s^2) \f$ entries, \f$ s = 1/(\sigma_x d^{3/4}) \f$; \f$ w_v = 0 \f$
-/// (set it with initial_value_weight(), as run_experiment() does).
+/// (set it with initial_value_weight(), as experiments::run_experiment() does).
 ///
 /// For features with standard deviation \f$ \sigma_x \f$ (`feature_scale`), a score
 /// \f$ S_{ij} = \sum_{a} (x_i^\top W_Q)_a (x_j^\top W_K)_a \f$ sums \f$ d \f$ products of two entries
@@ -233,67 +230,5 @@ struct RegressionData {
 /// \brief Draws the source's data set.
 /// \throws std::invalid_argument unless \f$ 1 \le d \le n \f$.
 RegressionData regression_data(Eigen::Index n, Eigen::Index d, Rng& rng);
-
-/// \brief One configuration of the source's experiment: `runs` independent runs.
-struct ExperimentConfig {
-  Eigen::Index n = 100;  ///< training rows
-  Eigen::Index d = 10;   ///< features
-  Normalisation h = Normalisation::identity;
-  int runs = 10;                ///< independent runs
-  int iterations = 1000;        ///< Adam updates per run
-  Adam adam = experiment_adam;  ///< optimiser settings
-  std::uint64_t seed = 0;  ///< base seed; run \f$ r \f$ uses seeds derived from (seed, r)
-  /// Worker threads: runs are independent and go in parallel; with fewer runs than
-  /// threads, each run's evaluations share the threads left over (train()).
-  int threads = 1;
-  /// \f$ w_v \f$ at the start; empty: initial_value_weight() of the initial projections.
-  std::optional<double> initial_w_v;
-  /// The inputs the experiment works with, made from the source's rows \f$ X \f$ (training
-  /// and held-out alike, before anything else: least squares sees them too). Empty: the
-  /// source's rows themselves. (Chapter 04 passes the same currents in another unit.)
-  std::function<Eigen::MatrixXd(const Eigen::MatrixXd& X)> inputs;
-  /// A linear change of features for the attention system alone, fitted on the training
-  /// inputs: returns the \f$ d \times d \f$ matrix \f$ T \f$, and the system is trained on
-  /// \f$ XT \f$ and queried with \f$ X_{test} T \f$ (tokens are rows, the map acts from
-  /// the right). Its equivalent parameter in the inputs' coordinates is
-  /// \f$ T \beta_{eq} \f$, which the error rate compares with \f$ \beta_{LS} \f$. Empty:
-  /// \f$ T = I \f$. (Chapter 04 passes a whitening map.)
-  std::function<Eigen::MatrixXd(const Eigen::MatrixXd& X)> features;
-  /// Called after each finished run with (runs finished, runs in all), one call at a time,
-  /// from the thread that finished it: for progress lines. May be empty.
-  std::function<void(int, int)> on_run_done;
-};
-
-/// \brief The outcome of one run.
-struct RunResult {
-  std::vector<double> loss;  ///< loss curve, as TrainingResult::loss
-  /// \f$ \lVert \beta_{eq} - \beta_{LS} \rVert / \lVert \beta_{LS} \rVert \f$ after
-  /// training; empty for softmax, which has no equivalent \f$ \beta \f$.
-  std::optional<double> error_rate;
-  double ls_loss = 0;  ///< \f$ \frac1n \lVert X\beta_{LS} - Y \rVert^2 \f$
-  /// Held-out loss of the trained system: \f$ n \f$ new rows from the same distribution
-  /// (same \f$ \beta \f$), each attending to the training rows (predict()).
-  double test_loss = 0;
-  double ls_test_loss = 0;  ///< held-out loss of \f$ \beta_{LS} \f$ on the same rows
-  double seconds = 0;  ///< wall time of the training (not reproducible, unlike the rest)
-  AttentionRegressor parameters;  ///< \f$ W_Q, W_K, w_v \f$ after training
-};
-
-/// \brief The seeds of run `run`: `stream` 0 draws the data, 1 the initial parameters, 2
-/// the held-out rows.
-/// A fixed function (SplitMix64) of its arguments, so a run does not depend on the order
-/// or the thread it runs in, and both normalisations see the same data and the same
-/// initial \f$ W_Q, W_K \f$.
-std::uint64_t run_seed(std::uint64_t base_seed, int run, int stream);
-
-/// \brief Runs one configuration: each run draws its own data (regression_data()) and
-/// initial parameters (random_regressor()) from run_seed(), makes the inputs and features
-/// (ExperimentConfig::inputs, ExperimentConfig::features), trains, and compares with least squares
-/// (least_squares_qr()). Results are in run order and, apart from `seconds`,
-/// bit-for-bit the same for any number of threads.
-/// \throws std::invalid_argument unless \f$ 1 \le d \le n \f$, runs \f$ \ge 1 \f$,
-///         iterations \f$ \ge 0 \f$, threads \f$ \ge 1 \f$, Adam's settings are valid, and
-///         the inputs and features have the shapes above.
-std::vector<RunResult> run_experiment(const ExperimentConfig& config);
 
 }  // namespace attn

@@ -33,4 +33,11 @@ Eigen::MatrixXd random_normal(Eigen::Index rows, Eigen::Index cols, Rng& rng,
 Eigen::MatrixXd random_uniform(Eigen::Index rows, Eigen::Index cols, Rng& rng, double lo,
                                double hi);
 
+/// \brief The seeds of run `run`: `stream` 0 draws the data, 1 the initial parameters, 2
+/// the held-out rows (other streams are the chapters' own).
+/// A fixed function (SplitMix64) of its arguments, so a run does not depend on the order
+/// or the thread it runs in, and both normalisations see the same data and the same
+/// initial \f$ W_Q, W_K \f$.
+std::uint64_t run_seed(std::uint64_t base_seed, int run, int stream);
+
 }  // namespace attn
