@@ -9,12 +9,12 @@
 // (BM_forward and BM_tiled on one thread; BM_forward_threads and BM_tiled_threads on 1 and
 // 2 threads, the library splitting the blocks of queries: see below.)
 //   backward   attention_backward(): scores recomputed, dV, dA, dQ, dK       10 N^2 d
-// (BM_forward keeps its name, which the performance page and bench/plot.py use.)
+// (BM_forward keeps its name, which the performance page and book.performance use.)
 // The N^2 exponentials (forward; the backward recomputes them) are extra work that the
 // GFLOP/s do not credit; the counter Gexp/s reports them separately.
 //
 // Google Benchmark counters: GFLOP/s and Gexp/s are rates (kIsRate). `./book bench` runs
-// every benchmark three times and keeps the aggregates; bench/plot.py draws the medians.
+// every benchmark three times and keeps the aggregates; book.performance draws the medians.
 // The run also records the machine (CPU model, caches, compiler, flags, Eigen version and
 // its thread count) in the JSON context.
 #include <benchmark/benchmark.h>

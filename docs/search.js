@@ -1,5 +1,5 @@
 // The book's full-text search: every section of every page (search-data.js, written at build
-// time by docs/search_index.py), indexed in the browser by lunr (Debian's libjs-lunr). Works
+// time by book.pages.search_index), indexed in the browser by lunr (Debian's libjs-lunr). Works
 // offline and from file://: both are plain script files, nothing is fetched.
 (function () {
   "use strict";

@@ -134,7 +134,7 @@ def chapter_pages(chapters):
         readme = os.path.join(chapters, d, "README.md")
         if not os.path.isfile(readme):
             continue
-        # The page id is chNN from the directory (docs/md_filter.py); the first line is the
+        # The page id is chNN from the directory (book.pages.site); the first line is the
         # title, "# Title", with no Doxygen syntax a Git host would show.
         pid = None
         with open(readme, encoding="utf-8") as f:
