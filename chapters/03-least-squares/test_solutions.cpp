@@ -271,11 +271,11 @@ TEST_SUITE("ch03") {
   TEST_CASE("solution 03.4: without the decay 17 of 100 runs end above 1e-4 at (1000, 10)") {
     // The program's `--normalisation identity --decay 1 --runs 100` (default seed 1) at
     // (n, d) = (100, 10) and (1000, 10): the very runs of the program, so the same counts;
-    // at (1000, 100) its first 10 runs (all 100 take ~3 s per setting). Then the same with
+    // at (1000, 100) its first 10 runs (all 100 are slow at that size). Then the same with
     // --lr 3e-4. Tolerance of a count: a run can end near the threshold (one ends at
     // 1.006e-4), and the digits of a run thrown about by loss spikes depend on the CPU's
     // rounding, so each count may move by 2.
-    constexpr bool full = !sanitized;  // under ASan+UBSan (10x slower): 20 runs, no d = 100
+    constexpr bool full = !sanitized;  // under ASan+UBSan (much slower): 20 runs, no d = 100
     const int runs = full ? 100 : 20;
     for (const double lr : {1e-3, 3e-4}) {
       CAPTURE(lr);

@@ -408,7 +408,7 @@ TEST_SUITE("ch03") {
     // better than least squares).
     auto config = source_config(Normalisation::softmax);
 #ifdef __SANITIZE_ADDRESS__
-    config.runs = 3;  // the same per-run claim on fewer runs: ~12 s -> ~4 s under ASan
+    config.runs = 3;  // the same per-run claim on fewer runs, so the ASan build stays quick
 #endif
     const auto results = experiments::run_experiment(config);
     for (const auto& r : results) {

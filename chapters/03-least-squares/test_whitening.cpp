@@ -1,7 +1,7 @@
 // Chapter 03 — the whitening map L against an independent SVD, as a test named after the
 // claim. Tolerances as in test.cpp. A file of its own because Eigen's divide-and-conquer
-// SVD, the independent reference, takes about 30 s to compile: an edit of test.cpp does not
-// pay for it.
+// SVD, the independent reference, is slow to compile: an edit of test.cpp does not pay for
+// it.
 
 #include <doctest/doctest.h>
 
