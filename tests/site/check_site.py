@@ -37,13 +37,13 @@ import functools
 import html.parser
 import http.server
 import os
-import re
 import sys
 import threading
 import time
 import urllib.parse
 
 from book.browser import Browser, BrowserClosed, find_chromium
+from book.pages.model import title_of
 
 SKIP_DIRS = {"mathjax"}
 CHECK_PREFIX = "/__check__/"
@@ -135,14 +135,9 @@ def chapter_pages(chapters):
         if not os.path.isfile(readme):
             continue
         # The page id is chNN from the directory (book.pages.site); the first line is the
-        # title, "# Title", with no Doxygen syntax a Git host would show.
-        pid = None
-        with open(readme, encoding="utf-8") as f:
-            for line in f:
-                if line.strip():
-                    if re.match(r"^#\s+[^{]+$", line.strip()) and d[:2].isdigit():
-                        pid = "ch" + d[:2]
-                    break
+        # title, "# Title", with no Doxygen syntax ({#id}) a Git host would show.
+        title = title_of(readme)
+        pid = "ch" + d[:2] if title and not title.id and d[:2].isdigit() else None
         out.append((readme, pid))
     return out
 

@@ -10,6 +10,7 @@ import tempfile
 import unittest
 
 from book.pages import site as md_filter
+from book.pages import fix_html
 
 
 def conv(s):
@@ -259,12 +260,12 @@ class Headings(unittest.TestCase):
             self.assertIn('<div class="caption">\nFigure 1.1.', out)
 
     def test_punctuation_stays_with_its_formula(self):
-        self.assertEqual(md_filter.keep_punctuation("a (\\(x\\)), b \\(y\\) c \\(u +\nv\\)."),
+        self.assertEqual(fix_html.keep_punctuation("a (\\(x\\)), b \\(y\\) c \\(u +\nv\\)."),
                          'a <span class="math-nowrap">(\\(x\\)),</span> b \\(y\\) c '
                          '<span class="math-nowrap">\\(u +\nv\\).</span>')
         for code in ('<pre class="fragment">f(\\(x\\)).</pre>',
                      '<script>inlineMath: [["\\\\(", "\\\\)"]],</script>'):
-            self.assertEqual(md_filter.keep_punctuation(code), code)
+            self.assertEqual(fix_html.keep_punctuation(code), code)
 
     def test_live_figure_marker_becomes_its_place_on_the_site(self):
         s = "![C](../../figures/f.svg)\n*Figure 1.1.*\n\n<!-- live: ch01-x -->\n\n<!-- live: bad name -->\n"

@@ -39,7 +39,7 @@ import re
 import sys
 
 from ..doctest_sources import test_locations
-from .fix_html import GLUE, fix_html, keep_punctuation  # noqa: F401 (the filter's other half)
+from .fix_html import GLUE, fix_html
 from .model import FIGURE_IMAGE, LINK, PageError, parse, pieces, title_of
 from .sources import source_href
 from .sync import chapter_slug, site_text
