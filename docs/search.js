@@ -60,9 +60,12 @@
     return (start > 0 ? "… " : "") + text.slice(start, start + 160) + " …";
   }
 
-  function relpath() {  // the page's way to html/: links in the results are relative
-    const s = document.querySelector('script[src$="search.js"]');
-    return s ? s.getAttribute("src").replace(/search\.js$/, "") : "";
+  // The page's way to html/, from this script's own src (../search.js on a source page):
+  // links in the results are relative. Not a query for a script named search.js: Doxygen's
+  // search/search.js comes first on every page.
+  const OWN_SRC = document.currentScript ? document.currentScript.getAttribute("src") : "";
+  function relpath() {
+    return OWN_SRC.replace(/search\.js$/, "");
   }
 
   function show(box, input, results, query) {

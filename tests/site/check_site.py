@@ -23,8 +23,9 @@ each page's DOM and returns the findings. A page fails on
   * at 400, 800 and 1280 px: a page that scrolls sideways (code, wide tables and formulas
     scroll in their own boxes), and at 400 px an open sidebar.
 
-With --search QUERY=PAGE,..., the site's own search (window.bookSearch, docs/search.js), run in
-the main page, must find a section of each PAGE for QUERY.
+With --search QUERY=PAGE,..., the site's own search (docs/search.js) is used as a reader uses it:
+QUERY typed into the main page's search box must list a section of each PAGE, every result link
+must open an existing page at an existing section, and Enter must land on the first result.
 
 With --chapters, every chapters/NN-*/README.md must start with "# Title", its page chNN.html
 must exist and be linked from the main page's text, in the order of the chapter directories.

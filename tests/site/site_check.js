@@ -234,31 +234,73 @@ function checkPage(path, width, layoutOnly, timeoutMs) {
   });
 }
 
-// The search, run as a reader runs it: the page's own script, in the main page.
-function checkSearch(searches) {
-  return new Promise(resolve => {
-    if (!searches.length) { resolve([]); return; }
-    const f = document.createElement("iframe");
-    f.width = WIDE; f.height = 900;
-    f.onload = async () => {
-      const w = f.contentWindow;
-      const out = [];
-      const ok = await book.waitFor(() => typeof w.bookSearch === "function", 10000);
-      for (const [query, want] of searches) {
-        if (!ok) { out.push("search: the page has no search (window.bookSearch)"); break; }
-        const got = w.bookSearch(query).map(r => r.url.split("#")[0]);
-        for (const page of want) {
-          if (!got.includes(page))
-            out.push("search for '" + query + "' does not find " + page + " (found: " +
-                     (got.slice(0, 8).join(", ") || "nothing") + ")");
-        }
-      }
-      f.remove();
-      resolve(out);
-    };
-    f.src = "/index.html";
-    document.body.appendChild(f);
-  });
+// The search, run as a reader runs it: the query typed into the page's search box, every
+// result link followed (it must open a page of the site, at a section that exists), and Enter
+// pressed, which must land on the first result's section.
+function loadFrame(f, src) {
+  return new Promise(resolve => { f.onload = () => resolve(); f.src = src; });
+}
+async function typeQuery(w, query) {
+  const input = w.document.getElementById("MSearchField");
+  input.focus();
+  input.value = query;
+  input.dispatchEvent(new w.Event("input"));
+  return input;
+}
+async function brokenResult(href) {  // why the result link href fails, or ""
+  const url = new URL(href);
+  const r = await fetch(url.origin + url.pathname);
+  if (!r.ok) return "answered " + r.status;
+  if (!url.hash) return "";
+  const doc = new DOMParser().parseFromString(await r.text(), "text/html");
+  return doc.getElementById(decodeURIComponent(url.hash.slice(1))) ? "" : "has no " + url.hash;
+}
+async function checkSearch(searches) {
+  if (!searches.length) return [];
+  const out = [];
+  const f = document.createElement("iframe");
+  f.width = WIDE; f.height = 900;
+  document.body.appendChild(f);
+  for (const [query, want] of searches) {
+    await loadFrame(f, "/index.html");
+    const w = f.contentWindow;
+    // The book's box replaces Doxygen's #MSearchField once the page has loaded, and adds
+    // #book-search-results: typing before that would type into Doxygen's box.
+    if (!await book.waitFor(() => w.document.getElementById("book-search-results") &&
+                                  w.document.getElementById("MSearchField"), 10000)) {
+      out.push("search: the page has no search box (#MSearchField, #book-search-results)");
+      break;
+    }
+    await typeQuery(w, query);
+    const links = Array.from(w.document.querySelectorAll("#book-search-results a"));
+    const got = links.map(a => new URL(a.href).pathname.replace(/^\//, ""));
+    for (const page of want) {
+      if (!got.includes(page))
+        out.push("search for '" + query + "' does not list " + page + " (listed: " +
+                 (got.slice(0, 8).join(", ") || "nothing") + ")");
+    }
+    for (const a of links) {
+      const why = await brokenResult(a.href);
+      if (why) out.push("search for '" + query + "': result link " + a.getAttribute("href") +
+                        " " + why);
+    }
+    if (!links.length) continue;
+    const first = new URL(links[0].href);
+    const landed = new Promise(resolve => { f.onload = () => resolve(); });
+    (await typeQuery(w, query)).dispatchEvent(
+        new w.KeyboardEvent("keydown", {key: "Enter", bubbles: true}));
+    await Promise.race([landed, book.sleep(10000)]);
+    const at = new URL(f.contentWindow.location.href);
+    const id = decodeURIComponent(first.hash.slice(1));
+    if (at.pathname !== first.pathname)
+      out.push("search for '" + query + "', Enter: landed on " + at.pathname + at.hash +
+               ", not on the first result " + first.pathname + first.hash);
+    else if (id && !f.contentDocument.getElementById(id))
+      out.push("search for '" + query + "', Enter: landed on " + at.pathname +
+               ", which has no section #" + id);
+  }
+  f.remove();
+  return out;
 }
 
 return {
