@@ -30,16 +30,21 @@
     return index;
   }
 
-  // Plain words only: lunr's query syntax (+, -, ~, ^, :) is not offered to readers.
+  // Plain words only: lunr's query syntax (+, -, ~, ^, :) is not offered to readers. Words
+  // the index left out (lunr's stop words: "least", "the", "why", ...) cannot be required,
+  // or "least squares" would find nothing; a query of stop words alone keeps them all.
   function terms(query) {
-    return query.toLowerCase().split(SEPARATOR)
+    const words = query.toLowerCase().split(SEPARATOR)
       .map(t => t.replace(/[+\-~^:*]/g, "")).filter(t => t.length > 0);
+    const indexed = words.filter(w => lunr.stopWordFilter(w) !== undefined);
+    return indexed.length ? indexed : words;
   }
 
   // [{url, page, section, snippet}], best first: sections holding every word of the query.
   window.bookSearch = function (query) {
+    if (!build()) return [];
     const words = terms(query);
-    if (!words.length || !build()) return [];
+    if (!words.length) return [];
     const hits = index.query(q => words.forEach(w => {
       q.term(w, {presence: lunr.Query.presence.REQUIRED});
     }));
