@@ -96,10 +96,10 @@
       a.append(t, where, s);
       box.appendChild(a);
     }
+    box.hidden = false;  // shown first: a hidden box has no width to keep inside the window
     const at = input.getBoundingClientRect();
     box.style.left = Math.max(8, Math.min(at.left, window.innerWidth - box.offsetWidth - 8)) + "px";
     box.style.top = (at.bottom + 6) + "px";
-    box.hidden = false;
   }
 
   // Doxygen's own search box (the theme styles it) gets this search instead of Doxygen's,

@@ -236,7 +236,8 @@ function checkPage(path, width, layoutOnly, timeoutMs) {
 
 // The search, run as a reader runs it: the query typed into the page's search box, every
 // result link followed (it must open a page of the site, at a section that exists), and Enter
-// pressed, which must land on the first result's section.
+// pressed, which must land on the first result's section. On a phone's width, where the
+// results must also fit in the window.
 function loadFrame(f, src) {
   return new Promise(resolve => { f.onload = () => resolve(); f.src = src; });
 }
@@ -259,7 +260,7 @@ async function checkSearch(searches) {
   if (!searches.length) return [];
   const out = [];
   const f = document.createElement("iframe");
-  f.width = WIDE; f.height = 900;
+  f.width = NARROW_WIDTHS[0]; f.height = 900;
   document.body.appendChild(f);
   for (const [query, want] of searches) {
     await loadFrame(f, "/index.html");
@@ -272,6 +273,10 @@ async function checkSearch(searches) {
       break;
     }
     await typeQuery(w, query);
+    const box = w.document.getElementById("book-search-results").getBoundingClientRect();
+    if (box.left < 0 || box.right > w.innerWidth)
+      out.push("search for '" + query + "': the results reach " + Math.round(box.left) + "–" +
+               Math.round(box.right) + " px, outside the " + w.innerWidth + " px window");
     const links = Array.from(w.document.querySelectorAll("#book-search-results a"));
     const got = links.map(a => new URL(a.href).pathname.replace(/^\//, ""));
     for (const page of want) {
