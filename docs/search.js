@@ -126,6 +126,26 @@
         const first = box.querySelector("a");
         if (first) window.location.href = first.href;
       }
+      if (e.key === "ArrowDown") {  // into the results, as in any search box
+        const first = box.querySelector("a");
+        if (first) { e.preventDefault(); first.focus(); }
+      }
+    });
+    // In the results, the arrow keys move between them (Enter opens one, as any link);
+    // Escape, or Up from the first, goes back to the query.
+    box.addEventListener("keydown", e => {
+      const links = Array.from(box.querySelectorAll("a"));
+      const k = links.indexOf(document.activeElement);
+      if (k < 0) return;
+      if (e.key === "ArrowDown" && k + 1 < links.length) {
+        e.preventDefault();
+        links[k + 1].focus();
+      }
+      if (e.key === "ArrowUp") {
+        e.preventDefault();
+        (k > 0 ? links[k - 1] : input).focus();
+      }
+      if (e.key === "Escape") { input.focus(); box.hidden = true; }
     });
     document.addEventListener("click", e => {
       if (!box.contains(e.target) && e.target !== input) box.hidden = true;

@@ -290,6 +290,21 @@ async function checkSearch(searches) {
                         " " + why);
     }
     if (!links.length) continue;
+    // The keyboard reaches the results: Down from the query focuses the first, Down again
+    // the second.
+    const input = w.document.getElementById("MSearchField");
+    const down = el => el.dispatchEvent(
+        new w.KeyboardEvent("keydown", {key: "ArrowDown", bubbles: true}));
+    down(input);
+    const focused = [w.document.activeElement];
+    if (links.length > 1) {
+      down(w.document.activeElement);
+      focused.push(w.document.activeElement);
+    }
+    if (focused.some((el, k) => el !== links[k]))
+      out.push("search for '" + query + "': the arrow keys do not move through the results " +
+               "(focus on " + focused.map(el => el.tagName + (el.id ? "#" + el.id : ""))
+                                    .join(", ") + ")");
     const first = new URL(links[0].href);
     const landed = new Promise(resolve => { f.onload = () => resolve(); });
     (await typeQuery(w, query)).dispatchEvent(
