@@ -27,7 +27,9 @@ With --search QUERY=PAGE,..., the site's own search (docs/search.js) is used as 
 QUERY typed into the main page's search box must list a section of each PAGE, every result link
 must open an existing page at an existing section, and Enter must land on the first result.
 
-With --chapters, every chapters/NN-*/README.md must start with "# Title", its page chNN.html
+With --chapters, every code quote of a page must show its file's lines (the book's root is the
+folder above chapters/) as they are, each line in order, comments and blank lines included; and
+every chapters/NN-*/README.md must start with "# Title", its page chNN.html
 must exist and be linked from the main page's text, in the order of the chapter directories.
 
 Exit status: 0 all pages pass, 1 problems (listed per page), 2 usage / site missing,
@@ -126,6 +128,79 @@ def static_ids(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         p.feed(f.read())
     return p.ids
+
+
+class CodeQuotes(html.parser.HTMLParser):
+    """The code quotes of a page as a reader sees them: for each div.snippet-file (the file
+    shown above the quote), the numbered lines of the div.fragment after it, as
+    [file shown, [[line number, text], ...]]."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.quotes, self.depth, self.fragment = [], 0, None
+        self.in_file = self.in_line = self.in_lineno = False
+
+    def handle_starttag(self, tag, attrs):
+        cls = (dict(attrs).get("class") or "").split()
+        if tag == "span" and "lineno" in cls and self.in_line:
+            self.in_lineno = True
+        if tag != "div":
+            return
+        self.depth += 1
+        if "snippet-file" in cls:
+            self.in_file = True
+            self.quotes.append(["", []])
+        elif "fragment" in cls and self.quotes and not self.quotes[-1][1] and not self.fragment:
+            self.fragment = self.depth
+        elif "line" in cls and self.fragment:
+            self.in_line = True
+            self.quotes[-1][1].append([None, ""])
+
+    def handle_endtag(self, tag):
+        if tag == "span":
+            self.in_lineno = False
+        if tag != "div":
+            return
+        if self.in_line:
+            self.in_line = False
+        elif self.fragment == self.depth:
+            self.fragment = None
+        self.in_file = False
+        self.depth -= 1
+
+    def handle_data(self, data):
+        if self.in_file and not self.quotes[-1][0] and data.strip():
+            self.quotes[-1][0] = data.strip()
+        elif self.in_lineno:
+            self.quotes[-1][1][-1][0] = int(data)
+        elif self.in_line:
+            self.quotes[-1][1][-1][1] += data
+
+
+def code_quote_problems(site, pages, root):
+    """(page, problem) for every code quote whose rendered lines are not its file's lines
+    (root/<file shown>), all of them, in order, comments and blank lines included."""
+    out = []
+    for page in pages:
+        parser = CodeQuotes()
+        with open(os.path.join(site, page), encoding="utf-8", errors="replace") as f:
+            parser.feed(f.read())
+        for shown, lines in parser.quotes:
+            path = os.path.join(root, shown)
+            if not lines or not os.path.isfile(path):
+                continue
+            with open(path, encoding="utf-8") as f:
+                source = f.read().split("\n")
+            numbers = [n for n, _ in lines]
+            missing = sorted(set(range(numbers[0], numbers[-1] + 1)) - set(numbers))
+            if missing:
+                out.append((page, "the quote of %s leaves out line(s) %s" %
+                            (shown, ", ".join(map(str, missing)))))
+            for n, text in lines:
+                if text.rstrip() != source[n - 1].rstrip():
+                    out.append((page, "the quote of %s shows line %d as %r, not %r" %
+                                (shown, n, text.strip()[:60], source[n - 1].strip()[:60])))
+    return out
 
 
 def chapter_pages(chapters):
@@ -232,6 +307,9 @@ def run_check(args):
 
     n_chapters = 0
     if args.chapters:
+        root = os.path.dirname(os.path.abspath(args.chapters))
+        for page, problem in code_quote_problems(site, pages, root):
+            add(page, problem)
         index = results.get("index.html", {"contentLinks": []})
         linked = [urllib.parse.unquote(p).lstrip("/") for p in index["contentLinks"]]
         order = []
