@@ -574,6 +574,9 @@ var BookLive = (function () {
           const v = Number(values[c.name]);
           shown.textContent = c.show ? c.show(values[c.name])
             : format(v, Number.isInteger(v) ? Math.max(3, String(Math.abs(v)).length) : 3);
+          // A screen reader announces the value shown, not the slider's position in a list
+          // (d = 64, not "6").
+          input.setAttribute("aria-valuetext", (c.label ? c.label + " = " : "") + shown.textContent);
         };
         input.value = list ? String(list.indexOf(c.value)) : String(c.value);
         input.addEventListener("input", function () {

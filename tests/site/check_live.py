@@ -11,6 +11,8 @@ A page fails on
   * a console error or an uncaught exception (a widget that cannot compute logs one);
   * a chapter page without a live figure, a widget defined but on no page, or a check that
     names an unknown control;
+  * a slider whose aria-valuetext (what a screen reader announces) is not the value shown
+    beside it;
   * a number of the WebAssembly result (everything the figure plots) that differs from the
     native build's (live-reference, the same C++ compiled natively) by more than 1e-12
     relative — or 1e-14 absolute for numbers that are zero up to rounding (a cancelled bias:
@@ -194,6 +196,10 @@ def main():
                     elif not rounded_ok(s["text"], v, s["digits"]):
                         problems.append("%s: %s is shown as '%s', not %.17g to %d digits" % (
                             where, s["key"], s["text"], v, s["digits"]))
+                for s in r["sliders"]:
+                    if not s["valuetext"] or not s["shown"] or s["shown"] not in s["valuetext"]:
+                        problems.append("%s: a slider announces %r, not the value shown, %r" % (
+                            where, s["valuetext"], s["shown"]))
                 for p in w["program"]:
                     if p["values"] != values:
                         continue

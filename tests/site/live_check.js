@@ -21,7 +21,12 @@
       key: e.dataset.key, value: e.dataset.value, digits: Number(e.dataset.digits),
       text: e.textContent}));
     const err = w.root.querySelector(".live-error");
-    return {query: last.query, json: last.json, shown: shown, error: err && err.textContent};
+    // What a screen reader says of each slider (aria-valuetext) and the value shown beside it.
+    const sliders = Array.from(w.root.querySelectorAll("input[type=range]")).map(e => ({
+      valuetext: e.getAttribute("aria-valuetext"),
+      shown: (e.parentElement.querySelector("output") || {}).textContent}));
+    return {query: last.query, json: last.json, shown: shown, sliders: sliders,
+            error: err && err.textContent};
   },
 
   // Changes a widget's first slider (or toggle) as a reader does, n times: the time of the
