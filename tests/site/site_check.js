@@ -95,6 +95,8 @@ function inspect(path, w, d, mjMessages) {
   const res = {page: path, problems: [], links: [], resources: [], ids: [], contentLinks: [],
                formulas: 0, external: []};
   const P = (m) => { if (res.problems.length < 60) res.problems.push(m); };
+  // A screen reader reads the page in its language only when the page names it.
+  if (!d.documentElement.lang) P("the page does not name its language (<html lang>)");
   // MathJax errors
   for (const m of mjMessages) P("MathJax: " + m);
   for (const e of d.querySelectorAll(".merror,.mjx-merror,mjx-merror,.MathJax_Error")) {

@@ -20,7 +20,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 HEAD = """<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>%(title)s</title>
+<html lang="en"><head><meta charset="utf-8"><title>%(title)s</title>
 <script type="text/x-mathjax-config">
 MathJax.Hub.Config({
   extensions: ["tex2jax.js", "TeX/AMSmath.js", "TeX/AMSsymbols.js"],
