@@ -38,9 +38,15 @@ def figure_html(m):
             % (src, src, plain, caption))
 
 
+# The <html> tag of a page that does not name its language: Doxygen's templates (the pages'
+# header and its own search pages) write none, so a screen reader would guess it.
+HTML_WITHOUT_LANG = re.compile(r'<html\b(?![^>]*\blang=)([^>]*)>')
+
+
 def fix_html(html_dir):
     """Remove the WORD JOINER marks and the space Doxygen put after them (see convert_prose);
-    make figures links to their full-size SVG with their caption as text alternative."""
+    make figures links to their full-size SVG with their caption as text alternative; name
+    every page's language."""
     changed = 0
     for root, _, files in os.walk(html_dir):
         for f in files:
@@ -52,6 +58,7 @@ def fix_html(html_dir):
             new = re.sub(GLUE + "[ \t]?", "", text)
             if f.endswith(".html"):
                 new = keep_punctuation(FIGURE_HTML.sub(figure_html, new))
+                new = HTML_WITHOUT_LANG.sub(r'<html\1 lang="en" xml:lang="en">', new, count=1)
             if new == text:
                 continue
             with open(p, "w", encoding="utf-8", newline="") as fh:
