@@ -95,6 +95,16 @@ function inspect(path, w, d, mjMessages) {
   const res = {page: path, problems: [], links: [], resources: [], ids: [], contentLinks: [],
                formulas: 0, external: []};
   const P = (m) => { if (res.problems.length < 60) res.problems.push(m); };
+  // A source page (book.pages.sources): every line number sits beside its line of code.
+  const numbers = d.querySelectorAll("td.linenos pre span");
+  const lines = d.querySelectorAll("td.code span[id^=L-]");
+  for (let k = 0; k < Math.min(numbers.length, lines.length); ++k) {
+    const drift = numbers[k].getBoundingClientRect().top - lines[k].getBoundingClientRect().top;
+    if (Math.abs(drift) > 1) {
+      P("line number " + (k + 1) + " is " + drift.toFixed(1) + " px off its line of code");
+      break;
+    }
+  }
   // A screen reader reads the page in its language only when the page names it.
   if (!d.documentElement.lang) P("the page does not name its language (<html lang>)");
   // MathJax errors

@@ -6,7 +6,8 @@ import os
 from .model import read
 
 SOURCE_GLOBS = ("chapters/*/*.cpp", "chapters/*/*.hpp", "code/include/attn/*.hpp", "code/src/*.cpp",
-                "code/src/*.hpp", "tests/lib/*.cpp", "tests/support/*.hpp")
+                "code/src/*.hpp", "code/experiments/include/experiments/*.hpp",
+                "code/experiments/src/*.cpp", "tests/lib/*.cpp", "tests/support/*.hpp")
 
 
 def source_href(path, line, depth=0):
@@ -35,10 +36,17 @@ def write_sources(root, html_dir):
                     f"<title>{rel} — Attention, Verified</title>"
                     f'<link rel="stylesheet" href="{up}site.css"><style>{style}\n'
                     "body{margin:0 auto;max-width:70em;padding:0 1em;font-family:sans-serif}"
-                    ".highlight pre{font-size:13px;line-height:1.4;margin:0}"
+                    # The gutter's numbers in the font, size and line height that site.css
+                    # gives all code (13.5px, 1.5), both cells from the top: number N sits
+                    # beside line N.
+                    ".highlighttable pre{font-family:var(--mono);font-size:13.5px;"
+                    "line-height:1.5;margin:0;padding:0}"
                     ".highlighttable{border-collapse:collapse}"
+                    ".highlighttable td{vertical-align:top;padding-top:0;padding-bottom:0}"
                     "td.linenos{color:#888;text-align:right;padding-right:.8em;user-select:none}"
                     ".highlight{overflow-x:auto}span[id^=L-]:target{background:#fff3b0}"
+                    # a long path in the title wraps on a phone instead of widening the page
+                    "h1 code{overflow-wrap:anywhere}"
                     f'</style></head><body><p><a href="{up}index.html">Attention, Verified</a>'
                     f" · source file</p><h1><code>{rel}</code></h1>{body}</body></html>\n")
             dest = os.path.join(html_dir, "src", rel + ".html")
