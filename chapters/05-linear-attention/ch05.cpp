@@ -21,17 +21,34 @@ const char* name(Estimator e) {
   }
 }
 
-VectorXd kernel_estimates(Estimator e, const VectorXd& q, const VectorXd& k, Index r,
-                          int trials, attn::Rng& rng) {
+namespace {
+// phi(q).phi(k) for `trials` fresh direction draws: one loop, so every estimator draws from
+// rng in the same order.
+template <class Draw, class Map>
+VectorXd estimates_of(Draw draw, Map map, const VectorXd& q, const VectorXd& k, Index r,
+                      int trials, attn::Rng& rng) {
   MatrixXd X(2, q.size());
   X.row(0) = q.transpose();
   X.row(1) = k.transpose();
   VectorXd est(trials);
   for (int trial = 0; trial < trials; ++trial) {
-    const MatrixXd phi = features(e, X, directions(e, r, q.size(), rng));
+    const MatrixXd phi = map(X, draw(r, q.size(), rng));
     est(trial) = phi.row(0).dot(phi.row(1));
   }
   return est;
+}
+}  // namespace
+
+VectorXd kernel_estimates(Estimator e, const VectorXd& q, const VectorXd& k, Index r,
+                          int trials, attn::Rng& rng) {
+  return estimates_of([e](Index r_, Index d, attn::Rng& g) { return directions(e, r_, d, g); },
+                      [e](const MatrixXd& X, const MatrixXd& W) { return features(e, X, W); },
+                      q, k, r, trials, rng);
+}
+
+VectorXd kernel_estimates(const FeatureMap& feature_map, const VectorXd& q, const VectorXd& k,
+                          Index r, int trials, attn::Rng& rng) {
+  return estimates_of(attn::gaussian_directions, feature_map, q, k, r, trials, rng);
 }
 
 double relative_rmse(const VectorXd& est, double truth) {

@@ -70,6 +70,12 @@ MatrixXd features(Estimator e, const MatrixXd& X, const MatrixXd& W);
 VectorXd kernel_estimates(Estimator e, const VectorXd& q, const VectorXd& k, Index r,
                           int trials, attn::Rng& rng);
 
+// The same for any feature map phi(X, W) of r i.i.d. Gaussian directions W (r x d), such as
+// an exercise's own map.
+using FeatureMap = std::function<MatrixXd(const MatrixXd& X, const MatrixXd& W)>;
+VectorXd kernel_estimates(const FeatureMap& feature_map, const VectorXd& q, const VectorXd& k,
+                          Index r, int trials, attn::Rng& rng);
+
 // The weights a feature map gives: unnormalised weights W (a row per query,
 // phi(Q) phi(K)^T) divided by their row sums. (The library's kernel_attention_weights also
 // refuses a row sum of 0 or less; this does not check.)

@@ -127,17 +127,8 @@ MatrixXd hyperbolic_random_features(const MatrixXd& X, const MatrixXd& W) {
 // the hyperbolic map (hyperbolic = true) or the library's positive map.
 VectorXd estimates(bool hyperbolic, const VectorXd& q, const VectorXd& k, Index r,
                    int trials, attn::Rng& rng) {
-  MatrixXd X(2, q.size());
-  X.row(0) = q.transpose();
-  X.row(1) = k.transpose();
-  VectorXd est(trials);
-  for (int t = 0; t < trials; ++t) {
-    const MatrixXd W = attn::gaussian_directions(r, q.size(), rng);
-    const MatrixXd phi = hyperbolic ? hyperbolic_random_features(X, W)
-                                    : attn::positive_random_features(X, W);
-    est(t) = phi.row(0).dot(phi.row(1));
-  }
-  return est;
+  if (hyperbolic) return ch05::kernel_estimates(hyperbolic_random_features, q, k, r, trials, rng);
+  return ch05::kernel_estimates(ch05::Estimator::positive, q, k, r, trials, rng);
 }
 
 // Relative MSE of the hyperbolic estimate from r directions (2r features):
