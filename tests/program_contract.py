@@ -170,10 +170,11 @@ class Contract:
         for name, seed in [("a", "7"), ("it's b", "7"), ("c", "010")]:
             out = os.path.join(parent, name)
             r = run(self.binary, self.quick + ["--seed", seed, "--out", out])
-            check(r.returncode == 0,
-                  f"{shlex.join(self.quick)} --seed {seed} --out {shlex.quote(name)} runs "
-                  f"(stderr: {r.stderr.strip()[:300]!r})")
+            # Exit code 0 alone is no proof: code that calls exit(0) midway exits 0 too.
             ok = r.returncode == 0 and os.path.isfile(os.path.join(out, "results.json"))
+            check(ok, f"{shlex.join(self.quick)} --seed {seed} --out {shlex.quote(name)} runs "
+                  f"and writes its results.json (exit code {r.returncode}, stderr: "
+                  f"{r.stderr.strip()[:300]!r})")
             outs[name] = out if ok else None
         check(set(os.listdir(parent)) <= set(outs),
               f"the runs leave nothing beside their --out: {sorted(os.listdir(parent))}")

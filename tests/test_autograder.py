@@ -10,7 +10,11 @@ packages are present) and builds the book's tests with the stubs; then T/ag/run_
    shows pass/fail and its claim only, after the grades are published;
 3. the solutions with one file that does not compile: that exercise scores 0 with the
    compiler's message, the others full marks, and no crash;
-4. the same in PrairieLearn's format: `gradable: false`, so the attempt is not counted.
+4. the same in PrairieLearn's format: `gradable: false`, so the attempt is not counted;
+5. hostile code, each in one exercise's file, the others the solutions: std::_Exit(0) (04.6),
+   an endless loop (03.1), an output flood (02.6), a 3 MB failure message (05.6). Each costs
+   its own exercise every point, each of its doctest tests saying why, and nothing else; the results
+   file stays under PrairieLearn's 1 MiB.
 
 Bad input (a bundle inside the book) is refused before anything is written. The builds reuse
 the full book's objects through ccache: only the files that differ are compiled.
@@ -142,6 +146,51 @@ def main():
         r, doc = grade(bundle, correct, os.path.join(tmp, "r5"), "--format", "prairielearn")
         check(doc is not None and doc.get("gradable") is True and doc["score"] == 1.0,
               "PrairieLearn: the solutions score 1")
+
+        # 5. Hostile code: each costs its own exercise only, with a message saying why.
+        hostile = os.path.join(tmp, "hostile")
+        shutil.copytree(os.path.join(correct, "my-book"), hostile)
+        planted = {  # exercise: (file, first statement of its function, what the grade says)
+            "04.6": ("unit_factor.cpp", "std::_Exit(0);", "before doctest finished"),
+            "03.1": ("hat_matrix.cpp", "for (volatile bool forever = true; forever;) {}",
+                     "time limit"),
+            "02.6": ("nw_loo_predictions.cpp",
+                     'for (;;) std::fputs("flood flood flood flood\\n", stdout);',
+                     "output limit"),
+            "05.6": ("exp_limit_features.cpp",
+                     "throw std::runtime_error(std::string(3000000, 'x'));", "more characters"),
+        }
+        for exercise, (name, statement, _) in planted.items():
+            path = os.path.join(hostile, "code", "src", name)
+            text = open(path).read().replace(f"  // BEGIN SOLUTION {exercise}",
+                                             f"  {statement}\n  // BEGIN SOLUTION {exercise}")
+            with open(path, "w") as f:
+                f.write("#include <cstdio>\n#include <cstdlib>\n#include <stdexcept>\n"
+                        "#include <string>\n" + text)
+        # (20 s: a chapter program's contract test takes 6 s on a busy machine.)
+        r, doc = grade(bundle, hostile, os.path.join(tmp, "r6"), "--time-limit", "20")
+        check(r.returncode == 0 and doc is not None, "hostile code is graded without a crash")
+        if doc is None:
+            return 1
+        for exercise, (name, _, says) in planted.items():
+            mine = [t for t in doc["tests"] if t["name"].startswith(exercise + " ")]
+            # (the program's contract test runs the code in a child: it fails its own way)
+            public = [t for t in mine if t["visibility"] == "visible"
+                      and "command-line contract" not in t["name"]]
+            odd = [t for t in mine if t["score"] != 0 or
+                   t in public and says not in t["output"]]
+            check(mine and not odd,
+                  f"{exercise} ({name}) scores 0 of {sum(t['max_score'] for t in mine)}, "
+                  f"each public test saying '{says}'" +
+                  "".join(f"\n     {t['name']}: {t['score']}, {t['output'][:300]!r}"
+                          for t in odd[:3]))
+        others = [t for t in doc["tests"] if t["name"].split()[0] not in planted]
+        lost = [t for t in others if t["score"] != t["max_score"]]
+        check(others and not lost, "the other exercises keep full marks "
+              f"({sorted({t['name'].split()[0] for t in others})})" +
+              "".join(f"\n     {t['name']}: {t['output'][:300]!r}" for t in lost[:3]))
+        size = os.path.getsize(os.path.join(tmp, "r6", "results.json"))
+        check(size < 1 << 20, f"results.json is {size} bytes, under 1 MiB")
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 

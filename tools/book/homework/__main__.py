@@ -30,7 +30,8 @@ from book.build import ROOT
 from book.homework import UsageError, formats
 from book.homework.autograder import cmd_autograde
 from book.homework.cmake_steps import cmd_labels, cmd_run_chapter
-from book.homework.grade import cmd_check, cmd_grade
+from book.homework.grade import InfrastructureError, cmd_check, cmd_grade
+from book.homework.run_tests import TIME_LIMIT_S
 from book.homework.leak_test import cmd_leak_test
 from book.homework.markers import is_student_copy, load_marker, scan
 from book.homework.release import cmd_release
@@ -67,6 +68,14 @@ def jobs(text):
     return int(text, 10)
 
 
+def time_limit(text):
+    """--time-limit: seconds per test, a decimal integer in [1, 3600]."""
+    if not re.fullmatch(r"[0-9]{1,4}", text) or not 1 <= int(text, 10) <= 3600:
+        raise argparse.ArgumentTypeError(f"--time-limit {text}: it takes an integer number "
+                                         "of seconds in [1, 3600]")
+    return int(text, 10)
+
+
 # What each option takes, for the one-line refusals of a missing or bad value.
 TAKES = {
     "--out": "a directory (release: new, empty, or an earlier release with --force; grade: "
@@ -77,6 +86,7 @@ TAKES = {
     "--autograder": "a new directory outside the book",
     "--instructor": "the directory of the instructor's copy of the book",
     "--jobs": "an integer in [1, 256]",
+    "--time-limit": "an integer number of seconds in [1, 3600]",
     "--binary": "a test binary", "--prefix": "a test name prefix", "--labels": "labels",
     "--exe": "a chapter program", "--figures-dir": "a directory", "--figure": "a figure name",
 }
@@ -100,6 +110,8 @@ def parser():
                     type=choice("--format", ("gradescope", "prairielearn")))
     ag.add_argument("--prepare", action="store_true", help="(setup.sh) build with the stubs")
     ag.add_argument("--jobs", type=jobs, default=0, metavar="N")
+    ag.add_argument("--time-limit", type=time_limit, default=TIME_LIMIT_S, metavar="S",
+                    help=f"seconds one test may run (default {TIME_LIMIT_S})")
     g = sub.add_parser("grade", help="grade a student copy", allow_abbrev=False)
     g.add_argument("--exercise", action="append", metavar="ID", help="an exercise id, e.g. "
                    "03.1 (repeatable; default: all)")
@@ -114,6 +126,8 @@ def parser():
     g.add_argument("--instructor", metavar="DIR",
                    help="the instructor's copy: its hidden tests are run too")
     g.add_argument("--jobs", type=jobs, default=2, metavar="N")
+    g.add_argument("--time-limit", type=time_limit, default=TIME_LIMIT_S, metavar="S",
+                   help=f"seconds one test may run (default {TIME_LIMIT_S})")
     g.add_argument("--check-only", action="store_true",
                    help="check the options, then stop (./book does, before installing)")
     c = sub.add_parser("check", help="one exercise's public tests, claim by claim",
@@ -197,6 +211,9 @@ def main(argv):
     except UsageError as e:
         print(f"book: {e}", file=sys.stderr)
         return 2
+    except InfrastructureError as e:  # no grade at all rather than a wrong one
+        print(f"book: grading failed: {e}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt as e:
         signum = e.args[0] if isinstance(e, Interrupted) else signal.SIGINT
         print(f"book: interrupted ({signal.Signals(signum).name}); temporary files removed",

@@ -9,6 +9,7 @@ import sys
 from book.build import LEAN_BUILD, build_targets, cmake_build, lean_configure, say
 from book.homework import UsageError, formats
 from book.homework.grade import POINTS_FILE, grade_run, print_table
+from book.homework.run_tests import grading_jobs
 from book.homework.markers import load_marker, read_text
 from book.homework.staging import existing_ancestor, probe_writable, write_atomically
 from book.homework.student_copy import release_files
@@ -43,6 +44,7 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 # for every submission). Made by ./book release --autograder.
 #
 #   run_autograder [--submission DIR] [--results DIR] [--format gradescope|prairielearn]
+#                  [--time-limit S] [--jobs N]
 #
 # DIR defaults: /autograder/submission and /autograder/results (Gradescope's). The submitted
 # files (see README.md) are built into the book, the exercises' tests run, hidden ones
@@ -65,9 +67,16 @@ Made by `./book release --autograder DIR` from the instructor's copy. It holds t
 with the hidden tests kept (`book/`, no solution), the exercises' stubs (`stubs/`), and:
 
 - `setup.sh`: installs the packages ({GRADE_PACKAGES}) and builds the tests once;
-- `run_autograder [--submission DIR] [--results DIR] [--format gradescope|prairielearn]`:
-  builds the submitted files into the book, runs every exercise's tests (hidden ones too) and
-  writes `DIR/results.json`.
+- `run_autograder [--submission DIR] [--results DIR] [--format gradescope|prairielearn]
+  [--time-limit S] [--jobs N]`: builds the submitted files into the book, runs every
+  exercise's tests (hidden ones too) and writes `DIR/results.json`.
+
+A test passes only when doctest's own report says it passed (a submission that calls
+`exit(0)` or `std::_Exit(0)` fails the tests it ends). Each test runs under a time limit
+(`--time-limit`, default 60 s) and an output limit (1 MiB); a test that reaches either fails
+with a message saying which. Jobs default to what the container's CPU quota and memory allow
+(one compile per GiB). If the compiler is killed (out of memory) even with one job,
+`run_autograder` exits 3 without a grade rather than give 0 for the machine's failure.
 
 **Gradescope.** Zip the *contents* of this directory (`cd DIR && zip -qr ../autograder.zip .`)
 and upload it as a programming assignment's autograder; choose the Ubuntu 24.04 base image
@@ -130,7 +139,7 @@ def cmd_autograde(args):
     marker = load_marker(book)
     build = os.path.join(book, LEAN_BUILD)
     log = os.path.join(bundle, "build.log")
-    jobs_n = args.jobs or os.cpu_count() or 2
+    jobs_n = args.jobs or grading_jobs()
     if args.prepare:
         open(log, "w").close()
         say(f"building the book's tests with the stubs (log: {log})")
@@ -166,7 +175,7 @@ def cmd_autograde(args):
     if lean_configure(book, log) != 0:
         raise RuntimeError(f"the bundle's book does not configure (log: {log})")
     result = grade_run(book, build, marker["exercises"], marker.get("hidden_test_names", []),
-                       "", jobs_n, log, stubs=stubs)
+                       "", jobs_n, log, stubs=stubs, time_limit=args.time_limit)
     result["notes"] = notes
     text = formats.render(args.format, result)
     os.makedirs(results, exist_ok=True)

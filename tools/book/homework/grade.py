@@ -8,8 +8,9 @@ import sys
 import time
 
 from book.build import (LEAN_BUILD, LIBRARY_TESTS, ROOT, build_targets, chapter_numbers,
-                        cmake_build, labels_of, lean_configure, run_ctest, run_logged, say)
+                        cmake_build, labels_of, lean_configure, run_logged, say)
 from book.homework import UsageError, formats
+from book.homework.run_tests import TIME_LIMIT_S, graded_tests, run_tests
 from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_test_names,
                                    is_student_copy, load_marker, read_text, release_text, scan)
 from book.homework.staging import check_out_path, sync_tree, write_atomically
@@ -137,15 +138,43 @@ def compiler_message(log, src, limit=40):
     return "\n".join(keep[:limit] + (["..."] if len(keep) > limit else [])) + "\n", files
 
 
-def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, book_root=None):
-    """Builds the tests of `exercises` in `build`, runs them, and returns the grading run
-    that book.homework.formats renders. `stubs` ({file: text}, the autograder's): a
-    submitted file that does not compile is replaced by its stub, so that the other
-    exercises are still graded; its exercises score 0 with the compiler's message."""
+# What g++ prints when the kernel kills it (out of memory under a container's limit).
+COMPILER_KILLED = re.compile(r"Killed signal terminated program|internal compiler error: Killed"
+                             r"|signal 9|fatal error: Killed")
+
+
+class InfrastructureError(RuntimeError):
+    """The grader itself failed (not the student's code): no grade must be given."""
+
+
+def build_tests(build, targets, log, jobs):
+    """cmake_build, but a compiler killed by a signal is the machine's failure, not the
+    student's: built again with one job, and if it is killed again, InfrastructureError."""
+    for attempt_jobs in dict.fromkeys([jobs, 1]):
+        start = os.path.getsize(log) if os.path.isfile(log) else 0
+        rc = cmake_build(build, targets, log, attempt_jobs)
+        with open(log, encoding="utf-8", errors="replace") as f:
+            f.seek(start)
+            killed = rc != 0 and COMPILER_KILLED.search(f.read())
+        if not killed:
+            return rc
+        say(f"the compiler was killed (out of memory with {attempt_jobs} jobs?)"
+            + ("; building again with one job" if attempt_jobs > 1 else ""))
+    raise InfrastructureError(f"the compiler was killed even with one job (log: {log}): the "
+                              "grader needs more memory; this is not the submission's fault")
+
+
+def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, book_root=None,
+              time_limit=TIME_LIMIT_S):
+    """Builds the tests of `exercises` in `build`, runs them (book.homework.run_tests: each
+    under a time and output limit, passed only on doctest's own report), and returns the
+    grading run that book.homework.formats renders. `stubs` ({file: text}, the
+    autograder's): a submitted file that does not compile is replaced by its stub, so that
+    the other exercises are still graded; its exercises score 0 with the compiler's message."""
     t0 = time.monotonic()
     default, points = load_points(book_root or src)
     ids = [e["id"] for e in exercises]
-    rc = cmake_build(build, targets_for(build, ids, src), log, jobs)
+    rc = build_tests(build, targets_for(build, ids, src), log, jobs)
     message, broken = "", []
     if rc != 0 and stubs:
         message, files = compiler_message(log, src)
@@ -156,15 +185,17 @@ def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, boo
             with open(os.path.join(src, rel), "w", encoding="utf-8") as f:
                 f.write(stubs[rel])
         say(f"did not compile: {', '.join(bad)}; graded with the stubs in their place")
-        rc = cmake_build(build, targets_for(build, ids, src), log, jobs)
+        rc = build_tests(build, targets_for(build, ids, src), log, jobs)
     elif rc != 0:
         message, _ = compiler_message(log, src)
     tests, rows = [], []
     results = {}
     if rc == 0:
         regex = "^ex(" + "|".join(re.escape(i) for i in ids) + ")$"
-        results = run_ctest(build, label_regex=regex, jobs=jobs,
-                            log=os.path.join(os.path.dirname(log), "grade-ctest.log"))
+        tests_log = os.path.join(os.path.dirname(log), "grade-tests.log")
+        open(tests_log, "w").close()
+        results = run_tests(graded_tests(build, regex), jobs, log=tests_log,
+                            time_limit=time_limit)
     labels = labels_of(build) if rc == 0 else {}
     for e in exercises:
         names = sorted(n for n, labs in labels.items() if "ex" + e["id"] in labs)
@@ -308,7 +339,7 @@ def cmd_grade(args):
         return 1
     say(f"building the tests ({'hidden tests restored from ' + inst if args.instructor else 'the student copy'}; log: {log})")
     result = grade_run(src, build, exercises, hidden, student, args.jobs, log,
-                       book_root=ROOT)
+                       book_root=ROOT, time_limit=args.time_limit)
     if result["build_ok"]:
         say("ran the exercises' tests")
     emit(result, args.format, args.out and os.path.abspath(args.out), bool(args.instructor))
