@@ -97,16 +97,26 @@ def main():
                 check(False, f"{rel} is copied unchanged")
         check(os.access(os.path.join(a, "book"), os.X_OK), "./book stays executable")
 
-        # Hidden tests come back exactly as in the instructor's copy, and a student's edit
-        # to a test file does not count.
-        edited = os.path.join(a, "chapters", "03-least-squares", "test_exercises.cpp")
-        with open(edited, "a") as f:
-            f.write("// a student's edit\n")
+        # Hidden tests come back exactly as in the instructor's copy; only the exercises'
+        # files are the student's: an edit to a test, to doctest_main.cpp or to a CMake file
+        # does not count.
+        harness = [os.path.join("chapters", "03-least-squares", "test_exercises.cpp"),
+                   os.path.join("tests", "doctest_main.cpp"), "CMakeLists.txt"]
+        for rel in harness:
+            with open(os.path.join(a, rel), "a") as f:
+                f.write("\n// a student's edit\n")
+        answer = exercises["03.1"]["functions"][0]["file"]
+        with open(os.path.join(a, answer), "a") as f:
+            f.write("\n// the student's answer\n")
         restored = hidden_restored(a, ROOT)
         for rel, (text, regions) in files.items():
             if any(r.kind == "hidden" for r in regions):
                 want = release_text(text, regions, keep_hidden=True).encode()
                 check(restored[rel] == want, f"{rel}: hidden tests restored for grading")
+        check(not any(b"a student's edit" in restored[rel] for rel in harness),
+              f"grading ignores the student's edits to {', '.join(harness)}")
+        check(restored[answer].endswith(b"// the student's answer\n"),
+              f"grading takes the student's {answer}")
 
         # Bad input: exit 2, one line, nothing written.
         stamp = os.path.join(a, "README.md")

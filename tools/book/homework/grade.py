@@ -11,9 +11,10 @@ from book.build import (LEAN_BUILD, LIBRARY_TESTS, ROOT, build_targets, chapter_
                         cmake_build, labels_of, lean_configure, run_logged, say)
 from book.homework import UsageError, formats
 from book.homework.run_tests import TIME_LIMIT_S, graded_tests, run_tests
-from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_test_names,
-                                   is_student_copy, load_marker, read_text, release_text, scan)
+from book.homework.markers import (MARKER_FILE, hidden_test_names, is_student_copy, load_marker,
+                                   read_text, scan)
 from book.homework.staging import check_out_path, sync_tree, write_atomically
+from book.homework.student_copy import release_files
 
 
 def targets_for(build, ids, src):
@@ -35,26 +36,25 @@ def targets_for(build, ids, src):
 
 
 
-TEST_FILE = re.compile(r"(chapters/[^/]+/test[^/]*|tests/(lib|harness)/[^/]+)\.cpp")
-
-
 def hidden_restored(student_root, instructor_root):
-    """The tree graded with --instructor: the student's copy, except that every test file
-    (chapters/*/test*.cpp, tests/lib/*.cpp, tests/harness/*.cpp) is the instructor's, hidden tests included, so
-    the hidden tests run and a student's edits to the tests do not count."""
-    content = {rel: None for rel in book_files(student_root)}
-    inst_files, _ = scan(instructor_root)
-    found = False
-    for rel in book_files(instructor_root):
-        if not TEST_FILE.fullmatch(rel) or INSTRUCTOR_ONLY.fullmatch(rel):
-            continue
-        text = read_text(os.path.join(instructor_root, rel))
-        if rel in inst_files:
-            text = release_text(text, inst_files[rel][1], keep_hidden=True)
-            found = found or any(r.kind == "hidden" for r in inst_files[rel][1])
-        content[rel] = text.encode()
-    if not found:
+    """{rel: bytes} of the tree graded with --instructor: the instructor's autograder copy
+    (every file, hidden tests kept, solutions stubbed) with only the exercises' files (the
+    functions students write) taken from the student's copy. Tests, doctest_main.cpp, CMake
+    files and the tooling are the instructor's: a student's edit to any of them does not
+    count."""
+    content, files, exercises = release_files(instructor_root, keep_hidden=True)
+    if not any(r.kind == "hidden" for _, regions in files.values() for r in regions):
         raise UsageError(f"--instructor {instructor_root}: has no hidden tests")
+    graded = {f["file"] for e in exercises.values() for f in e["functions"]}
+    for rel, data in content.items():
+        if rel in graded and os.path.isfile(os.path.join(student_root, rel)):
+            path = student_root
+        elif data is None:
+            path = instructor_root
+        else:
+            continue
+        with open(os.path.join(path, rel), "rb") as f:
+            content[rel] = f.read()
     return content
 
 
