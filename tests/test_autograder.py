@@ -12,7 +12,8 @@ packages are present) and builds the book's tests with the stubs; then T/ag/run_
    compiler's message, the others full marks, and no crash;
 4. the same in PrairieLearn's format: `gradable: false`, so the attempt is not counted;
 5. hostile code, each in one exercise's file, the others the solutions: std::_Exit(0) (04.6),
-   an endless loop (03.1), an output flood (02.6), a 3 MB failure message (05.6). Each costs
+   an endless loop (03.1), an output flood (02.6), a 3 MB failure message (05.6), a call of
+   a function defined nowhere (06.6: it compiles but does not link). Each costs
    its own exercise every point, each of its doctest tests saying why, and nothing else; the results
    file stays under PrairieLearn's 1 MiB.
 
@@ -159,6 +160,9 @@ def main():
                      "output limit"),
             "05.6": ("exp_limit_features.cpp",
                      "throw std::runtime_error(std::string(3000000, 'x'));", "more characters"),
+            "06.6": ("equivariance_residual.cpp",
+                     "double helper_never_defined(); if (helper_never_defined() > 0) return 0;",
+                     "helper_never_defined"),
         }
         for exercise, (name, statement, _) in planted.items():
             path = os.path.join(hostile, "code", "src", name)
@@ -186,7 +190,7 @@ def main():
                           for t in odd[:3]))
         others = [t for t in doc["tests"] if t["name"].split()[0] not in planted]
         lost = [t for t in others if t["score"] != t["max_score"]]
-        check(others and not lost, "the other exercises keep full marks "
+        check(others and not lost, "the other exercise keeps full marks "
               f"({sorted({t['name'].split()[0] for t in others})})" +
               "".join(f"\n     {t['name']}: {t['output'][:300]!r}" for t in lost[:3]))
         size = os.path.getsize(os.path.join(tmp, "r6", "results.json"))

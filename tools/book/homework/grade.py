@@ -120,6 +120,9 @@ DIAGNOSTIC = re.compile(r"^(\S+?:\d+:\d+: |\S+?: In |In file included from |\s+f
                         r"\s*\d*\s*\|)")
 
 
+LINK_ERROR = re.compile(r"undefined reference to|multiple definition of|\bld: ")
+
+
 def compiler_message(log, src, limit=40):
     """The compiler's errors in `log`, paths relative to the copy, and the files they are in."""
     with open(log, encoding="utf-8", errors="replace") as f:
@@ -134,7 +137,8 @@ def compiler_message(log, src, limit=40):
             keep.append(line.rstrip())
     if not any(COMPILER_ERROR.match(line) for line in keep):  # a link error, or another
         lines = text.splitlines()
-        keep = [line for line in lines if "error" in line.lower()][-limit:] or lines[-limit:]
+        keep = [line for line in lines if "error" in line.lower() or LINK_ERROR.search(line)
+                and not line.startswith("FAILED")][-limit:] or lines[-limit:]
     return "\n".join(keep[:limit] + (["..."] if len(keep) > limit else [])) + "\n", files
 
 
@@ -164,6 +168,17 @@ def build_tests(build, targets, log, jobs):
                               "grader needs more memory; this is not the submission's fault")
 
 
+def files_in_link_errors(log, exercises):
+    """The exercises' files a linker error names: by the object file it is in
+    (.../hat_matrix.cpp.o) or by an exercise's function left undefined or defined twice."""
+    with open(log, encoding="utf-8", errors="replace") as f:
+        text = "\n".join(line for line in f if LINK_ERROR.search(line))
+    return [fn["file"] for e in exercises for fn in e["functions"]
+            if re.search(re.escape(os.path.basename(fn["file"])) + r"\.o\b", text)
+            or re.search(r"(undefined reference to|multiple definition of) `[^']*\b"
+                         + re.escape(fn["function"]) + r"\(", text)]
+
+
 def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, book_root=None,
               time_limit=TIME_LIMIT_S):
     """Builds the tests of `exercises` in `build`, runs them (book.homework.run_tests: each
@@ -178,7 +193,8 @@ def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, boo
     message, broken = "", []
     if rc != 0 and stubs:
         message, files = compiler_message(log, src)
-        bad = [f for f in files if f in stubs] or list(stubs)
+        bad = ([f for f in files if f in stubs] or files_in_link_errors(log, exercises)
+               or list(stubs))
         broken = sorted({e["id"] for e in exercises for fn in e["functions"]
                          if fn["file"] in bad})
         for rel in bad:
@@ -196,7 +212,8 @@ def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, boo
         open(tests_log, "w").close()
         results = run_tests(graded_tests(build, regex), jobs, log=tests_log,
                             time_limit=time_limit)
-    labels = labels_of(build) if rc == 0 else {}
+    # (a build that failed still lists the tests of its earlier build: their real maximum)
+    labels = labels_of(build)
     for e in exercises:
         names = sorted(n for n, labs in labels.items() if "ex" + e["id"] in labs)
         for n in names:
@@ -205,7 +222,7 @@ def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, boo
             is_hidden = claim_of(n) in hidden
             max_points = points.get(n, default)
             feedback = "" if ok or is_hidden else (
-                "did not compile:\n" + message if e["id"] in broken
+                "did not compile or link:\n" + message if e["id"] in broken or rc != 0
                 else failure_feedback(output, src))
             tests.append({"exercise": e["id"], "name": n, "claim": claim_of(n), "passed": ok,
                           "hidden": is_hidden, "points": max_points if ok else 0.0,
