@@ -23,7 +23,7 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 
-TIME_LIMIT_S = 60      # per test; the slowest honest exercise test takes ~6 s at one CPU
+TIME_LIMIT_S = 60      # per test; a chapter program's contract test, the slowest, takes seconds
 OUTPUT_LIMIT = 1 << 20  # a test that prints more than 1 MiB is stopped and fails
 KEPT_OUTPUT = 16 << 10  # what is kept of a test's output for its feedback
 
