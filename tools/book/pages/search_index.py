@@ -3,21 +3,29 @@
 usage: python -m book.pages.search_index HTML_DIR
 
 Writes HTML_DIR/search-data.js: `window.BOOK_SEARCH_DATA = [...]`, one entry per section of
-every page (page title, section title, link to the section's anchor, the section's text without
-its formulas). docs/search.js indexes it with lunr (Debian's libjs-lunr) in the browser: a
-script file, not a fetched JSON file, so that the search works from file:// too. Only the
-Python standard library is used.
+every page: page title, section title, link to the section's anchor, the section's text with its
+formulas as a reader reads them (\\sqrt{d} as √d: findable, and readable in a result), and the
+page's kind (a chapter, another page of the book, the API reference, the instructors' pages),
+by which the search ranks. docs/search.js indexes it with lunr (Debian's libjs-lunr) in the
+browser: a script file, not a fetched JSON file, so that the search works from file:// too.
+Formulas are turned into text by pylatexenc (Debian's python3-pylatexenc).
 """
 import html.parser
 import json
+import logging
 import os
 import re
 import sys
+
+from pylatexenc.latex2text import LatexNodes2Text
 
 SKIP_TAGS = {"script", "style", "head", "title"}
 # the contents list, previous/next links and code are not the section's text
 SKIP_CLASSES = {"toc", "chapter-nav", "fragment", "snippet-file", "output-label"}
 HEADINGS = {"h1", "h2", "h3"}
+# Pages for instructors (the worked solutions solNN, the instructors' guide): ranked last.
+INSTRUCTOR_PAGE = re.compile(r"sol\d+\.html|instructors\.html")
+CHAPTER_PAGE = re.compile(r"ch\d+\.html")
 
 
 class Sections(html.parser.HTMLParser):
@@ -26,6 +34,7 @@ class Sections(html.parser.HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.title, self.sections = "", []
+        self.is_page = False      # a page of the book (Markdown), not of the API reference
         self.depth_contents = 0   # >0 inside div.contents
         self.div_depth = 0
         self.skip = 0
@@ -78,6 +87,10 @@ class Sections(html.parser.HTMLParser):
             else:
                 self.current["text"].append(data)
 
+    def handle_comment(self, data):
+        if data.strip() == "PageDoc":  # Doxygen closes a \\page's text with <!-- PageDoc -->
+            self.is_page = True
+
     def flush(self):
         text = " ".join("".join(self.current["text"]).split())
         if text or self.current["section"].strip():
@@ -91,10 +104,30 @@ class Sections(html.parser.HTMLParser):
         self.flush()
 
 
-def strip_math(text):
-    """Formulas as MathJax reads them (\\( \\), \\[ \\], environments) are not words."""
-    text = re.sub(r"\\\[.*?\\\]|\\\(.*?\\\)", " ", text, flags=re.S)
-    return re.sub(r"\\begin\{(\w+\*?)\}.*?\\end\{\1\}", " ", text, flags=re.S)
+# A formula of the page as MathJax reads it: \\( \\), \\[ \\] (environments are inside them).
+FORMULA = re.compile(r"\\\((.*?)\\\)|\\\[(.*?)\\\]", re.S)
+TEX_TO_TEXT = LatexNodes2Text()
+logging.getLogger("pylatexenc").setLevel(logging.ERROR)  # it warns of every unknown macro
+
+
+def formula_text(tex):
+    """A formula as text a reader types and reads: \\sqrt{d} -> √d, \\infty -> ∞, \\sum -> ∑."""
+    text = " ".join(TEX_TO_TEXT.latex_to_text(tex).split())
+    return re.sub(r"√\(([^\s()]+)\)", r"√\1", text)  # √(d) -> √d, as the book writes it in prose
+
+
+def readable(text):
+    """The text of a section with each formula replaced by its text."""
+    return FORMULA.sub(lambda m: " " + formula_text(m.group(1) or m.group(2) or "") + " ", text)
+
+
+def page_kind(name, is_page):
+    """chapter, page (another page of the book), reference (API) or instructor."""
+    if INSTRUCTOR_PAGE.fullmatch(name):
+        return "instructor"
+    if CHAPTER_PAGE.fullmatch(name):
+        return "chapter"
+    return "page" if is_page else "reference"
 
 
 def entries(html_dir):
@@ -106,13 +139,15 @@ def entries(html_dir):
             p = Sections()
             p.feed(f.read())
             p.close()
-        title = " ".join(p.title.split())
+        title = " ".join(readable(p.title).split())
+        kind = page_kind(name, p.is_page)
         for s in p.sections:
-            text = " ".join(strip_math(s["text"]).split())
+            text = " ".join(readable(s["text"]).split())
             if not text and not s["section"]:
                 continue
             out.append({"u": name + ("#" + s["anchor"] if s["anchor"] else ""),
-                        "p": title, "s": s["section"], "x": text})
+                        "p": title, "s": " ".join(readable(s["section"]).split()), "x": text,
+                        "k": kind})
     return out
 
 
