@@ -31,8 +31,8 @@
   }
 
   // The words of a text, for the index and for a query alike (one function: the two must
-  // agree). A word with parts gives them too (softmax_rows: softmax, rows; √d: √, d). A query
-  // asks for the pairs of a CJK run, the index holds its single characters too.
+  // agree). In the index a word with parts gives them too (softmax_rows: softmax, rows; √d:
+  // √, d), and a CJK run its single characters; a query asks for whole words and CJK pairs.
   function words(text, forQuery) {
     const out = [];
     for (const chunk of fold(text).split(SEPARATOR)) {
@@ -46,6 +46,7 @@
         const word = trim(piece);
         if (!word) return;
         out.push(word);
+        if (forQuery) return;  // the whole word implies its parts
         const parts = word.split(PARTS).map(trim).filter(p => p);
         if (parts.length > 1) out.push(...parts);
       });
@@ -163,8 +164,13 @@
       at = lower.indexOf(w);
       if (at >= 0) break;
     }
-    const start = Math.max(0, at - 60);
-    return (start > 0 ? "… " : "") + text.slice(start, start + 160) + " …";
+    // whole words: from the first space before the match, to the last one within reach
+    let start = Math.max(0, at - 60), end = Math.min(text.length, start + 160);
+    const space = text.indexOf(" ", start);
+    if (start > 0 && space >= 0 && space < at) start = space + 1;
+    const last = text.lastIndexOf(" ", end);
+    if (end < text.length && last > Math.max(start, at)) end = last;
+    return (start > 0 ? "… " : "") + text.slice(start, end) + (end < text.length ? " …" : "");
   }
 
   // The page's way to html/, from this script's own src (../search.js on a source page):

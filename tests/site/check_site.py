@@ -25,7 +25,8 @@ each page's DOM and returns the findings. A page fails on
 
 With --search QUERY=PAGE,..., the site's own search (docs/search.js) is used as a reader uses it,
 with Chromium's own keys and mouse, at 400 and 1280 px: QUERY typed into the main page's search
-box must list a section of each PAGE (^PAGE: as the first result); every result link must open
+box must list a section of each PAGE (^PAGE: as the first result); each of the first three
+results must show a word of the query (a formula's too: √d, ∞); every result link must open
 an existing page at an existing section; the arrow keys and Tab must reach the results; Enter on
 a result, Enter in the query (the first result) and a click on a result must each open that
 result's page with its section's heading on screen, once MathJax has set the page.
@@ -43,9 +44,11 @@ import functools
 import html.parser
 import http.server
 import os
+import re
 import sys
 import threading
 import time
+import unicodedata
 import urllib.parse
 
 from book.browser import Browser, BrowserClosed, find_chromium
@@ -224,6 +227,18 @@ def chapter_pages(chapters):
 SEARCH_WIDTHS = (400, 1280)
 
 
+def folded(text):
+    """Lower case without accents: Cramér is cramer."""
+    return "".join(c for c in unicodedata.normalize("NFD", text.casefold())
+                   if not unicodedata.combining(c))
+
+
+def query_words(query):
+    """The words of a query a result should show: not the short ones ("the", "is")."""
+    return [w for w in re.split(r"[\s\-\u2010-\u2015/\"]+", folded(query))
+            if len(w) > 3 or not w.isascii()]
+
+
 def search_journeys(browser, origin, searches):
     """The searches as a reader does them, at a phone's width and a desktop's: the problems.
     Every query at the first width; at the others the first query's (the keys and clicks do
@@ -251,6 +266,9 @@ def search_journey(browser, origin, query, want, all_links):
         if not browser.navigation(action):
             return ["%s opened nothing" % how]
         at = browser.call(HARNESS, "landed", timeout=30)
+        if link["section"] and not at["hash"]:
+            return ["%s opened %s at its top, not at the section '%s'" % (how, at["path"],
+                                                                          link["title"])]
         if (at["path"], at["hash"]) != (link["path"], link["hash"]):
             return ["%s opened %s#%s, not the result %s" % (how, at["path"], at["hash"],
                                                             link["href"])]
@@ -270,6 +288,10 @@ def search_journey(browser, origin, query, want, all_links):
                        % (page[1:], ", ".join(paths[:8]) or "nothing"))
         elif not page.startswith("^") and page not in paths:
             out.append("does not list %s (listed: %s)" % (page, ", ".join(paths[:8]) or "nothing"))
+    words = query_words(query)
+    for k, link in enumerate(links[:3]):  # a result shows where it matches: the words, √d
+        if words and not any(w in folded(link["text"]) for w in words):
+            out.append("result %d shows none of the query's words: '%s'" % (k + 1, link["text"]))
     if all_links:
         out += browser.call(HARNESS, "brokenResults")
     if not links:

@@ -291,13 +291,17 @@ return {
     return document.activeElement === SEARCH.input();
   },
 
-  // The results shown: links (path, hash), the box's horizontal extent and the window's width.
+  // The results shown: links (path, hash, title), the box's horizontal extent and the window's width.
   searchResults() {
     const r = SEARCH.box().getBoundingClientRect();
     return {links: SEARCH.links().map(a => {
               const u = new URL(a.href);
               return {href: a.getAttribute("href"), path: u.pathname.replace(/^\//, ""),
-                      hash: decodeURIComponent(u.hash.slice(1)), text: a.textContent};
+                      hash: decodeURIComponent(u.hash.slice(1)),
+                      title: a.querySelector("strong").textContent,
+                      // a result names its section and, below, its page; a page, only itself
+                      section: a.querySelector(".book-search-page").textContent !== "",
+                      text: a.textContent};
             }),
             shown: !SEARCH.box().hidden, left: r.left, right: r.right, width: innerWidth};
   },
