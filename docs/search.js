@@ -5,9 +5,10 @@
   "use strict";
   let index = null;
 
-  // Where words break: spaces, dashes, slashes, brackets, quotes and the other punctuation of
-  // prose, code and formulas, CJK punctuation too. Not "_", "." or "'" inside a word: d_k,
-  // 1.2 and units.hpp stay words, and also give their parts (words(), below).
+  // Where words break: spaces, dashes, slashes, brackets, quotes and apostrophes (Performer's:
+  // performer, s) and the other punctuation of prose, code and formulas, CJK punctuation too.
+  // Not "_" or "." inside a word: d_k, 1.2 and units.hpp stay words, and also give their
+  // parts (words(), below).
   const SEPARATOR = /[\s\u200b-\u200d\u2060\ufeff\-\u2010-\u2015\u2212\/\\()\[\]{},;:!?"'`=<>|*\u201c\u201d\u2018\u2019\u3000-\u303f\uff01-\uff0f\uff1a-\uff20]+/u;
   // Chinese, Japanese and Korean are written without spaces: a run of their characters is
   // indexed as its overlapping pairs (今天天气 -> 今天 天天 天气) and its single characters, so
@@ -16,7 +17,6 @@
   // The book's symbols (√ ∞ ∑ ≈ ∈ ...), each also a word of its own: "√" finds √d.
   const SYMBOL = /([^\x00-\x7f\p{L}\p{N}\p{M}\p{P}\p{Z}])/u;
   const PARTS = /([._\u00b7]|[^\x00-\x7f\p{L}\p{N}\p{M}\p{P}\p{Z}])/u;
-  // What is neither letter, digit nor symbol is trimmed from the ends of a word.
   const EDGES = /^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu;
 
   // "Cramer" finds "Cramér": accents folded away; Σ is ∑ (not σ, as lower case would make it).
@@ -25,6 +25,8 @@
                .toLowerCase();
   }
 
+  // A word without what is neither letter, digit nor (in a word with one of the book's
+  // symbols) symbol at its ends: "(x," is x, "√d." is √d.
   function trim(word) {
     return SYMBOL.test(word) ? word.replace(/^[^\p{L}\p{N}\p{S}]+|[^\p{L}\p{N}\p{S}]+$/gu, "")
                              : word.replace(EDGES, "");
