@@ -61,8 +61,8 @@
   }
 
   // The page kinds (book.pages.search_index): chapters first, then the book's other pages,
-  // the API reference, and the instructors' pages last.
-  const KIND_BOOST = {chapter: 4, page: 2, reference: 1, instructor: 0.25};
+  // then the API reference; the instructors' pages come after all of them (bookSearch).
+  const KIND_BOOST = {chapter: 4, page: 2, reference: 1, instructor: 1};
 
   function build() {
     if (index || !window.lunr || !window.BOOK_SEARCH_DATA) return index;
@@ -144,8 +144,10 @@
     const hits = index.query(lq => q.words.forEach(w => {
       lq.term(w, {presence: lunr.Query.presence.REQUIRED});
     }));
+    const last = i => window.BOOK_SEARCH_DATA[i].k === "instructor" ? 1 : 0;
     const ranked = hits.map(h => ({i: Number(h.ref), score: score(h, q)}))
-                       .filter(r => r.score > 0).sort((a, b) => b.score - a.score);
+                       .filter(r => r.score > 0)
+                       .sort((a, b) => last(a.i) - last(b.i) || b.score - a.score);
     const perPage = {}, out = [];
     for (const r of ranked) {
       const d = window.BOOK_SEARCH_DATA[r.i], page = d.u.split("#")[0];

@@ -25,8 +25,8 @@ each page's DOM and returns the findings. A page fails on
 
 With --search QUERY=PAGE,..., the site's own search (docs/search.js) is used as a reader uses it,
 with Chromium's own keys and mouse, at 400 and 1280 px: QUERY typed into the main page's search
-box must list a section of each PAGE (^PAGE: as the first result); each of the first three
-results must show a word of the query (a formula's too: √d, ∞); every result link must open
+box must list a section of each PAGE (^PAGE: as the first result; !PAGE: none); each of the
+first three results must show a word of the query (a formula's too: √d, ∞); every result link must open
 an existing page at an existing section; the arrow keys and Tab must reach the results; Enter on
 a result, Enter in the query (the first result) and a click on a result must each open that
 result's page with its section's heading on screen, once MathJax has set the page.
@@ -282,12 +282,14 @@ def search_journey(browser, origin, query, want, all_links):
         out.append("the results reach %d–%d px, outside the %d px window"
                    % (shown["left"], shown["right"], shown["width"]))
     paths = [link["path"] for link in links]
+    listed = ", ".join(paths[:8]) or "nothing"
     for page in want:
         if page.startswith("^") and paths[:1] != [page[1:]]:
-            out.append("the first result is not on %s (listed: %s)"
-                       % (page[1:], ", ".join(paths[:8]) or "nothing"))
-        elif not page.startswith("^") and page not in paths:
-            out.append("does not list %s (listed: %s)" % (page, ", ".join(paths[:8]) or "nothing"))
+            out.append("the first result is not on %s (listed: %s)" % (page[1:], listed))
+        elif page.startswith("!") and page[1:] in paths:
+            out.append("lists %s (listed: %s)" % (page[1:], listed))
+        elif page[0] not in "^!" and page not in paths:
+            out.append("does not list %s (listed: %s)" % (page, listed))
     words = query_words(query)
     for k, link in enumerate(links[:3]):  # a result shows where it matches: the words, √d
         if words and not any(w in folded(link["text"]) for w in words):
@@ -507,7 +509,7 @@ def main():
     ap.add_argument("--verbose", action="store_true", help="list external links")
     ap.add_argument("--search", action="append", metavar="QUERY=PAGE[,PAGE...]",
                     help="the site's search for QUERY must find a section of each PAGE "
-                    "(^PAGE: first)")
+                    "(^PAGE: first; !PAGE: none)")
     ap.add_argument("--screenshot", nargs=2, metavar=("PAGE", "OUT_PNG"),
                     help="take a PNG screenshot of PAGE (e.g. ch01.html or ch01.html#anchor)")
     ap.add_argument("--width", type=int, default=1200)

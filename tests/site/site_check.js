@@ -341,7 +341,10 @@ return {
     if (!hash) return out;
     const target = document.getElementById(hash);
     if (!target) return Object.assign(out, {seen: false, why: "no element #" + hash});
-    const heading = target.closest("h1,h2,h3,h4") || target.parentElement;
+    // the heading holds the anchor (a chapter's) or follows it (an API page's memtitle)
+    const next = target.nextElementSibling;
+    const heading = target.closest("h1,h2,h3,h4") ||
+                    (next && /^H[1-4]$/.test(next.tagName) ? next : target);
     const r = heading.getBoundingClientRect();
     const hit = document.elementFromPoint(Math.max(1, r.left + 4), r.top + r.height / 2);
     if (r.top < 0 || r.bottom > innerHeight)

@@ -40,7 +40,7 @@ class Sections(html.parser.HTMLParser):
         self.skip = 0
         self.in_heading = False
         self.in_title = False
-        self.pending_anchor = None
+        self.pending_anchor = None  # an <a id> just before a heading (Doxygen's API pages)
         self.current = {"anchor": "", "section": "", "text": []}
 
     def handle_starttag(self, tag, attrs):
@@ -62,8 +62,14 @@ class Sections(html.parser.HTMLParser):
         if tag in HEADINGS:
             self.flush()
             self.in_heading = True
-        if tag == "a" and "anchor" in (a.get("class") or "") and a.get("id") and self.in_heading:
-            self.current["anchor"] = a["id"]
+            self.current["anchor"], self.pending_anchor = self.pending_anchor or "", None
+        # A section's anchor: an <a id> in its heading (the chapters'), or right before it (an
+        # API page's "<a id=...></a><h2 class="memtitle">"); not a link (href).
+        if tag == "a" and a.get("id") and not a.get("href"):
+            if self.in_heading:
+                self.current["anchor"] = a["id"]
+            else:
+                self.pending_anchor = a["id"]
 
     def handle_endtag(self, tag):
         if self.skip and (tag in SKIP_TAGS or tag in ("div", "pre")):
@@ -77,6 +83,8 @@ class Sections(html.parser.HTMLParser):
             self.in_heading = False
 
     def handle_data(self, data):
+        if data.strip() and not self.in_heading:
+            self.pending_anchor = None  # text between the anchor and the heading: not its
         if self.skip:
             return
         if self.in_title:
@@ -143,8 +151,8 @@ def entries(html_dir):
         kind = page_kind(name, p.is_page)
         for s in p.sections:
             text = " ".join(readable(s["text"]).split())
-            if not text and not s["section"]:
-                continue
+            if not text and not (s["section"] and s["anchor"]):
+                continue  # nothing to find, or a heading alone that no link can open
             out.append({"u": name + ("#" + s["anchor"] if s["anchor"] else ""),
                         "p": title, "s": " ".join(readable(s["section"]).split()), "x": text,
                         "k": kind})
