@@ -125,8 +125,13 @@ def formula_text(tex):
 
 
 def readable(text):
-    """The text of a section with each formula replaced by its text."""
-    return FORMULA.sub(lambda m: " " + formula_text(m.group(1) or m.group(2) or "") + " ", text)
+    """The text of a section with each formula replaced by its text: a space before it, and
+    after it unless punctuation follows ("by √d, and")."""
+    def text_of(m):
+        after = text[m.end():m.end() + 1]
+        return (" " + formula_text(m.group(1) or m.group(2) or "") +
+                ("" if after and not after.isalnum() and not after.isspace() else " "))
+    return FORMULA.sub(text_of, text)
 
 
 def page_kind(name, is_page):
