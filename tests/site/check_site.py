@@ -26,9 +26,10 @@ each page's DOM and returns the findings. A page fails on
 With --search QUERY=PAGE,..., the site's own search (docs/search.js) is used as a reader uses it,
 with Chromium's own keys and mouse, at 400 and 1280 px: QUERY typed into the main page's search
 box must list a section of each PAGE (^PAGE: as the first result; !PAGE: none); each of the
-first three results must show a word of the query (a formula's too: √d, ∞); every result link must open
-an existing page at an existing section; the arrow keys and Tab must reach the results; Enter on
-a result, Enter in the query (the first result) and a click on a result must each open that
+first three results must show a word of the query (a formula's too: √d, ∞); every result link
+must open an existing page at an existing section, the section it names. For the first three
+queries (at 1280 px the first), the arrow keys and Tab must reach the results, and Enter on a
+result, Enter in the query (the first result) and a click on a result must each open that
 result's page with its section's heading on screen, once MathJax has set the page.
 
 With --chapters, every code quote of a page must show its file's lines (the book's root is the
@@ -239,22 +240,28 @@ def query_words(query):
             if len(w) > 3 or not w.isascii()]
 
 
+SEARCH_JOURNEYS = 3  # queries whose results are also opened, by keys and by a click
+
+
 def search_journeys(browser, origin, searches):
     """The searches as a reader does them, at a phone's width and a desktop's: the problems.
-    Every query at the first width; at the others the first query's (the keys and clicks do
-    not depend on the query)."""
+    Every query's results are read at the first width; the first SEARCH_JOURNEYS queries'
+    are also reached by keys and opened, and the first query's again at the other widths
+    (the keys and clicks do not depend on the query)."""
     problems = []
     for width in SEARCH_WIDTHS:
         browser.set_viewport(width, 900)
-        for query, want in searches[:None if width == SEARCH_WIDTHS[0] else 1]:
+        first = width == SEARCH_WIDTHS[0]
+        for k, (query, want) in enumerate(searches[:None if first else 1]):
             problems += ["search for '%s' at %d px: %s" % (query, width, m)
-                         for m in search_journey(browser, origin, query, want,
-                                                 all_links=width == SEARCH_WIDTHS[0])]
+                         for m in search_journey(browser, origin, query, want, read=first,
+                                                 open_results=k < SEARCH_JOURNEYS)]
     return problems
 
 
-def search_journey(browser, origin, query, want, all_links):
-    """One query: typed, its results read, reached by keys, opened by Enter and by a click."""
+def search_journey(browser, origin, query, want, read, open_results):
+    """One query typed; if read, its results read (listed pages, words shown, links); if
+    open_results, the results reached by keys and opened by Enter and by a click."""
     def typed():  # the main page, QUERY typed into its search box: the results shown
         browser.open(origin + "index.html")
         if not browser.call(HARNESS, "searchBox"):
@@ -294,9 +301,12 @@ def search_journey(browser, origin, query, want, all_links):
     for k, link in enumerate(links[:3]):  # a result shows where it matches: the words, √d
         if words and not any(w in folded(link["text"]) for w in words):
             out.append("result %d shows none of the query's words: '%s'" % (k + 1, link["text"]))
-    if all_links:
+    if read:
+        out += ["result '%s' names a section but opens the top of %s" % (link["title"],
+                                                                          link["path"])
+                for link in links if link["section"] and not link["hash"]]
         out += browser.call(HARNESS, "brokenResults")
-    if not links:
+    if not links or not open_results:
         return out
     # Down, Down, Up, Up: the first result, the second, the first, the query; Tab, Tab: the
     # first and second again (-1 is the query). Then Enter opens the second.
