@@ -5,64 +5,176 @@
   "use strict";
   let index = null;
 
-  // "Cramér–Rao" is two words; lunr splits only on spaces and hyphens by default.
-  const SEPARATOR = /[\s\-\u2010-\u2015/]+/;
+  // Where words break: spaces, dashes, slashes, brackets, quotes and apostrophes (Performer's:
+  // performer, s) and the other punctuation of prose, code and formulas, CJK punctuation too.
+  // Not "_" or "." inside a word: d_k, 1.2 and units.hpp stay words, and also give their
+  // parts (words(), below).
+  const SEPARATOR = /[\s\u200b-\u200d\u2060\ufeff\-\u2010-\u2015\u2212\/\\()\[\]{},;:!?"'`=<>|*\u201c\u201d\u2018\u2019\u3000-\u303f\uff01-\uff0f\uff1a-\uff20]+/u;
+  // Chinese, Japanese and Korean are written without spaces: a run of their characters is
+  // indexed as its overlapping pairs (今天天气 -> 今天 天天 天气) and its single characters, so
+  // that any two or more characters of a run find it, and one character too.
+  const CJK_RUN = /([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+)/u;
+  // The book's symbols (√ ∞ ∑ ≈ ∈ ...), each also a word of its own: "√" finds √d.
+  const SYMBOL = /([^\x00-\x7f\p{L}\p{N}\p{M}\p{P}\p{Z}])/u;
+  const PARTS = /([._\u00b7]|[^\x00-\x7f\p{L}\p{N}\p{M}\p{P}\p{Z}])/u;
+  const EDGES = /^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu;
 
-  // "Cramer" finds "Cramér": accents are folded away in the index and in the query.
-  function fold(token) {
-    return token.update(s => s.normalize("NFD").replace(/[\u0300-\u036f]/g, ""));
+  // "Cramer" finds "Cramér": accents folded away; Σ is ∑ (not σ, as lower case would make it).
+  function fold(text) {
+    return text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").replace(/\u03a3/g, "\u2211")
+               .toLowerCase();
   }
+
+  // A word without what is neither letter, digit nor (in a word with one of the book's
+  // symbols) symbol at its ends: "(x," is x, "√d." is √d.
+  function trim(word) {
+    return SYMBOL.test(word) ? word.replace(/^[^\p{L}\p{N}\p{S}]+|[^\p{L}\p{N}\p{S}]+$/gu, "")
+                             : word.replace(EDGES, "");
+  }
+
+  // The words of a text, for the index and for a query alike (one function: the two must
+  // agree). In the index a word with parts gives them too (softmax_rows: softmax, rows; √d:
+  // √, d), and a CJK run its single characters; a query asks for whole words and CJK pairs.
+  function words(text, forQuery) {
+    const out = [];
+    for (const chunk of fold(text).split(SEPARATOR)) {
+      chunk.split(CJK_RUN).forEach((piece, k) => {
+        if (k % 2) {  // a CJK run (split's captured groups are the odd elements)
+          const chars = Array.from(piece);
+          if (chars.length === 1 || !forQuery) out.push(...chars);
+          for (let i = 0; i + 1 < chars.length; ++i) out.push(chars[i] + chars[i + 1]);
+          return;
+        }
+        const word = trim(piece);
+        if (!word) return;
+        out.push(word);
+        if (forQuery) return;  // the whole word implies its parts
+        const parts = word.split(PARTS).map(trim).filter(p => p);
+        if (parts.length > 1) out.push(...parts);
+      });
+    }
+    return out;
+  }
+
+  function tokenize(text) {
+    return text == null ? [] : words(String(text), false).map(w => new lunr.Token(w, {}));
+  }
+
+  // The page kinds (book.pages.search_index): chapters first, then the book's other pages,
+  // then the API reference; the instructors' pages come after all of them (bookSearch).
+  const KIND_BOOST = {chapter: 4, page: 2, reference: 1, instructor: 1};
 
   function build() {
     if (index || !window.lunr || !window.BOOK_SEARCH_DATA) return index;
-    lunr.tokenizer.separator = SEPARATOR;
-    lunr.Pipeline.registerFunction(fold, "bookFold");
     index = lunr(function () {
-      this.pipeline.before(lunr.stemmer, fold);
-      this.searchPipeline.before(lunr.stemmer, fold);
+      this.tokenizer = tokenize;
+      this.pipeline.reset();
+      this.pipeline.add(lunr.stopWordFilter, lunr.stemmer);
+      this.searchPipeline.reset();
+      this.searchPipeline.add(lunr.stemmer);
       this.ref("i");
       this.field("s", {boost: 4});   // section title
       this.field("p", {boost: 2});   // page title
       this.field("x");               // text
-      this.metadataWhitelist = ["position"];
-      window.BOOK_SEARCH_DATA.forEach((d, i) => this.add({i: i, s: d.s, p: d.p, x: d.x}));
+      window.BOOK_SEARCH_DATA.forEach((d, i) =>
+        this.add({i: i, s: d.s, p: d.p, x: d.x}, {boost: KIND_BOOST[d.k] || 1}));
     });
     return index;
   }
 
-  // Plain words only: lunr's query syntax (+, -, ~, ^, :) is not offered to readers. Words
-  // the index left out (lunr's stop words: "least", "the", "why", ...) cannot be required,
-  // or "least squares" would find nothing; a query of stop words alone keeps them all.
-  function terms(query) {
-    const words = query.toLowerCase().split(SEPARATOR)
-      .map(t => t.replace(/[+\-~^:*]/g, "")).filter(t => t.length > 0);
-    const indexed = words.filter(w => lunr.stopWordFilter(w) !== undefined);
-    return indexed.length ? indexed : words;
+  // A query: its words and its phrases (the parts in quotes). lunr's query syntax (+, -, ~,
+  // ^, :) is not offered to readers. Words the index left out (lunr's stop words: "least",
+  // "the", "why", ...) cannot be required, or "least squares" would find nothing; a query of
+  // stop words alone keeps them all.
+  function parse(query) {
+    const phrases = [];
+    query.replace(/["\u201c\u201d]([^"\u201c\u201d]+)["\u201c\u201d]/g, (m, p) => {
+      phrases.push(p);
+      return "";
+    });
+    const all = Array.from(new Set(words(query, true)));
+    const indexed = all.filter(w => lunr.stopWordFilter(new lunr.Token(w, {})) !== undefined);
+    return {words: indexed.length ? indexed : all, phrases: phrases.map(normal),
+            text: normal(query.replace(/["\u201c\u201d]/g, " "))};
   }
 
-  // [{url, page, section, snippet}], best first: sections holding every word of the query.
+  // Text as a phrase is looked for in it: folded, one space between words.
+  function normal(text) {
+    return " " + fold(text).split(SEPARATOR).filter(w => w).join(" ") + " ";
+  }
+  // A section's heading and its text, normalised once: its heading is the page's title for
+  // the part of a page before its first section (its URL has no #anchor).
+  const normalised = [];
+  function normalOf(i) {
+    if (!normalised[i]) {
+      const d = window.BOOK_SEARCH_DATA[i];
+      const heading = normal(d.u.includes("#") ? d.s : d.p + " " + d.s);
+      normalised[i] = {heading: heading, text: heading + normal(d.x)};
+    }
+    return normalised[i];
+  }
+
+  const MAX_RESULTS = 24;
+  const MAX_PER_PAGE = 3;  // so that a phrase on many pages lists them all
+  // lunr's score (every word's weight in the section; chapters weigh most, KIND_BOOST) is
+  // multiplied by these. "Performer" must not be "Performance": lunr finds words by their
+  // stem (both are "perform", so either finds the other); a section with the word as the
+  // reader wrote it ranks far above one with only its stem.
+  const EXACT_BOOST = 10;    // for each word of the query as written
+  const PHRASE_BOOST = 30;   // the words of the query together, in order
+  const HEADING_BOOST = 5;   // ... in the heading; once more if they are the whole heading
+
+  function score(h, q) {
+    const n = normalOf(Number(h.ref));
+    if (q.phrases.some(p => !n.text.includes(p))) return 0;  // quoted: only together
+    let s = h.score;
+    for (const w of q.words) if (n.text.includes(" " + w + " ")) s *= EXACT_BOOST;
+    if (q.text.trim().includes(" ") && n.text.includes(q.text)) s *= PHRASE_BOOST;
+    if (n.heading.includes(q.text)) s *= HEADING_BOOST;
+    if (n.heading === q.text) s *= HEADING_BOOST;
+    return s;
+  }
+
+  // [{url, page, section, snippet}], best first: sections holding every word of the query
+  // (and every phrase in quotes), at most MAX_PER_PAGE of a page.
   window.bookSearch = function (query) {
     if (!build()) return [];
-    const words = terms(query);
-    if (!words.length) return [];
-    const hits = index.query(q => words.forEach(w => {
-      q.term(w, {presence: lunr.Query.presence.REQUIRED});
+    const q = parse(query);
+    if (!q.words.length) return [];
+    const hits = index.query(lq => q.words.forEach(w => {
+      lq.term(w, {presence: lunr.Query.presence.REQUIRED});
     }));
-    return hits.slice(0, 20).map(h => {
-      const d = window.BOOK_SEARCH_DATA[Number(h.ref)];
-      return {url: d.u, page: d.p, section: d.s, snippet: snippet(d.x, words)};
-    });
+    const last = i => window.BOOK_SEARCH_DATA[i].k === "instructor" ? 1 : 0;
+    const ranked = hits.map(h => ({i: Number(h.ref), score: score(h, q)}))
+                       .filter(r => r.score > 0)
+                       .sort((a, b) => last(a.i) - last(b.i) || b.score - a.score);
+    const perPage = {}, out = [];
+    for (const r of ranked) {
+      const d = window.BOOK_SEARCH_DATA[r.i], page = d.u.split("#")[0];
+      perPage[page] = (perPage[page] || 0) + 1;
+      if (perPage[page] > MAX_PER_PAGE) continue;
+      out.push({url: d.u, page: d.p, section: d.s, snippet: snippet(d.x, q)});
+      if (out.length === MAX_RESULTS) break;
+    }
+    return out;
   };
 
-  function snippet(text, words) {
-    const lower = text.toLowerCase();
+  // About 160 characters of the section's text around the first place it has a phrase of the
+  // query, or a word (formulas are in the text as text: √d, ∑, ∞).
+  function snippet(text, q) {
+    const lower = fold(text);
     let at = -1;
-    for (const w of words) {
+    for (const w of q.phrases.concat([q.text]).map(p => p.trim()).concat(q.words)) {
       at = lower.indexOf(w);
       if (at >= 0) break;
     }
-    const start = Math.max(0, at - 60);
-    return (start > 0 ? "… " : "") + text.slice(start, start + 160) + " …";
+    // whole words: from the first space before the match, to the last one within reach
+    let start = Math.max(0, at - 60), end = Math.min(text.length, start + 160);
+    const space = text.indexOf(" ", start);
+    if (start > 0 && space >= 0 && space < at) start = space + 1;
+    const last = text.lastIndexOf(" ", end);
+    if (end < text.length && last > Math.max(start, at)) end = last;
+    return (start > 0 ? "… " : "") + text.slice(start, end) + (end < text.length ? " …" : "");
   }
 
   // The page's way to html/, from this script's own src (../search.js on a source page):
@@ -116,8 +228,14 @@
     old.replaceWith(input);
     const box = document.createElement("div");
     box.id = "book-search-results";
+    box.setAttribute("role", "region");
+    box.setAttribute("aria-label", "Search results");
     box.hidden = true;
-    document.body.appendChild(box);
+    // Right after the query, so that Tab goes from the query to the results (the box is
+    // position: fixed, out of the search box's clipped flow).
+    input.after(box);
+    // lunr indexes the book when first asked: start when the reader comes to the box.
+    input.addEventListener("focus", () => setTimeout(build, 0), {once: true});
     input.addEventListener("input", () =>
       show(box, input, window.bookSearch(input.value), input.value));
     input.addEventListener("keydown", e => {

@@ -23,9 +23,14 @@ each page's DOM and returns the findings. A page fails on
   * at 400, 800 and 1280 px: a page that scrolls sideways (code, wide tables and formulas
     scroll in their own boxes), and at 400 px an open sidebar.
 
-With --search QUERY=PAGE,..., the site's own search (docs/search.js) is used as a reader uses it:
-QUERY typed into the main page's search box must list a section of each PAGE, every result link
-must open an existing page at an existing section, and Enter must land on the first result.
+With --search QUERY=PAGE,..., the site's own search (docs/search.js) is used as a reader uses it,
+with Chromium's own keys and mouse, at 400 and 1280 px: QUERY typed into the main page's search
+box must list a section of each PAGE (^PAGE: as the first result; !PAGE: none); each of the
+first three results must show a word of the query (a formula's too: √d, ∞); every result link
+must open an existing page at an existing section, the section it names. For the first three
+queries (at 1280 px the first), the arrow keys and Tab must reach the results, and Enter on a
+result, Enter in the query (the first result) and a click on a result must each open that
+result's page with its section's heading on screen, once MathJax has set the page.
 
 With --chapters, every code quote of a page must show its file's lines (the book's root is the
 folder above chapters/) as they are, each line in order, comments and blank lines included; and
@@ -40,9 +45,11 @@ import functools
 import html.parser
 import http.server
 import os
+import re
 import sys
 import threading
 import time
+import unicodedata
 import urllib.parse
 
 from book.browser import Browser, BrowserClosed, find_chromium
@@ -218,6 +225,117 @@ def chapter_pages(chapters):
     return out
 
 
+SEARCH_WIDTHS = (400, 1280)
+
+
+def folded(text):
+    """Lower case without accents: Cramér is cramer."""
+    return "".join(c for c in unicodedata.normalize("NFD", text.casefold())
+                   if not unicodedata.combining(c))
+
+
+def query_words(query):
+    """The words of a query a result should show: not the short ones ("the", "is")."""
+    return [w for w in re.split(r"[\s\-\u2010-\u2015/\"]+", folded(query))
+            if len(w) > 3 or not w.isascii()]
+
+
+SEARCH_JOURNEYS = 3  # queries whose results are also opened, by keys and by a click
+
+
+def search_journeys(browser, origin, searches):
+    """The searches as a reader does them, at a phone's width and a desktop's: the problems.
+    Every query's results are read at the first width; the first SEARCH_JOURNEYS queries'
+    are also reached by keys and opened, and the first query's again at the other widths
+    (the keys and clicks do not depend on the query)."""
+    problems = []
+    for width in SEARCH_WIDTHS:
+        browser.set_viewport(width, 900)
+        first = width == SEARCH_WIDTHS[0]
+        for k, (query, want) in enumerate(searches[:None if first else 1]):
+            problems += ["search for '%s' at %d px: %s" % (query, width, m)
+                         for m in search_journey(browser, origin, query, want, read=first,
+                                                 open_results=k < SEARCH_JOURNEYS)]
+    return problems
+
+
+def search_journey(browser, origin, query, want, read, open_results):
+    """One query typed; if read, its results read (listed pages, words shown, links); if
+    open_results, the results reached by keys and opened by Enter and by a click."""
+    def typed():  # the main page, QUERY typed into its search box: the results shown
+        browser.open(origin + "index.html")
+        if not browser.call(HARNESS, "searchBox"):
+            return None
+        browser.type(query)
+        return browser.call(HARNESS, "searchResults")
+
+    def opens(action, link, how):  # action opens the result link, at its section
+        if not browser.navigation(action):
+            return ["%s opened nothing" % how]
+        at = browser.call(HARNESS, "landed", timeout=30)
+        if link["section"] and not at["hash"]:
+            return ["%s opened %s at its top, not at the section '%s'" % (how, at["path"],
+                                                                          link["title"])]
+        if (at["path"], at["hash"]) != (link["path"], link["hash"]):
+            return ["%s opened %s#%s, not the result %s" % (how, at["path"], at["hash"],
+                                                            link["href"])]
+        return [] if at["seen"] else ["%s opened %s: %s" % (how, link["href"], at["why"])]
+
+    shown = typed()
+    if shown is None:
+        return ["the main page has no search box (#MSearchField, #book-search-results)"]
+    links, out = shown["links"], []
+    if shown["shown"] and (shown["left"] < 0 or shown["right"] > shown["width"]):
+        out.append("the results reach %d–%d px, outside the %d px window"
+                   % (shown["left"], shown["right"], shown["width"]))
+    paths = [link["path"] for link in links]
+    listed = ", ".join(paths[:8]) or "nothing"
+    for page in want:
+        if page.startswith("^") and paths[:1] != [page[1:]]:
+            out.append("the first result is not on %s (listed: %s)" % (page[1:], listed))
+        elif page.startswith("!") and page[1:] in paths:
+            out.append("lists %s (listed: %s)" % (page[1:], listed))
+        elif page[0] not in "^!" and page not in paths:
+            out.append("does not list %s (listed: %s)" % (page, listed))
+    words = query_words(query)
+    for k, link in enumerate(links[:3]):  # a result shows where it matches: the words, √d
+        if words and not any(w in folded(link["text"]) for w in words):
+            out.append("result %d shows none of the query's words: '%s'" % (k + 1, link["text"]))
+    if read:
+        out += ["result '%s' names a section but opens the top of %s" % (link["title"],
+                                                                          link["path"])
+                for link in links if link["section"] and not link["hash"]]
+        out += browser.call(HARNESS, "brokenResults")
+    if not links or not open_results:
+        return out
+    # Down, Down, Up, Up: the first result, the second, the first, the query; Tab, Tab: the
+    # first and second again (-1 is the query). Then Enter opens the second.
+    second = min(1, len(links) - 1)
+    steps = ([("ArrowDown", 0), ("ArrowDown", 1), ("ArrowUp", 0), ("ArrowUp", -1), ("Tab", 0),
+              ("Tab", 1)] if second else [("ArrowDown", 0), ("ArrowUp", -1), ("Tab", 0)])
+    pressed = []
+    for key, expected in steps:
+        browser.press(key)
+        pressed.append(key)
+        at = browser.call(HARNESS, "focused")
+        if at != expected:
+            name = lambda k: "the query" if k == -1 else "result %d" % (k + 1)
+            out.append("keys %s: the focus is on %s, not on %s" % (
+                " ".join(pressed), name(at) if isinstance(at, int) else at, name(expected)))
+            break
+    else:
+        out += opens(lambda: browser.press("Enter"), links[second],
+                     "Enter on result %d" % (second + 1))
+    if typed() is not None:
+        out += opens(lambda: browser.press("Enter"), links[0], "Enter in the query")
+    if typed() is not None:
+        last = min(2, len(links) - 1)
+        point = browser.call(HARNESS, "resultPoint", last)
+        out += opens(lambda: browser.click(point["x"], point["y"]), links[last],
+                     "a click on result %d" % (last + 1))
+    return out
+
+
 def run_check(args):
     site = os.path.abspath(args.site)
     if not os.path.isfile(os.path.join(site, "index.html")):
@@ -240,18 +358,21 @@ def run_check(args):
     def add(page, msg):
         problems.setdefault(page, []).append(msg)
 
-    found = {"results": {}, "layout": [], "search": []}
+    found = {"results": {}, "layout": []}
     try:
         with Browser(1300, 1000, exe) as browser:
             browser.open(url)
             try:
                 found = browser.call(HARNESS, "checkSite", {
-                    "pages": pages, "searches": searches, "concurrency": args.jobs,
+                    "pages": pages, "concurrency": args.jobs,
                     "pageTimeoutMs": int(args.page_timeout * 1000)},
                     timeout=max(0.0, t0 + args.timeout - time.monotonic()))
             except TimeoutError:
                 add("(harness)", "did not finish within %d s" % args.timeout)
                 found = browser.call(HARNESS, "progress")
+            origin = "http://127.0.0.1:%d/" % httpd.server_address[1]
+            for m in search_journeys(browser, origin, searches):
+                add("index.html", m)
     except BrowserClosed as e:
         add("(chromium)", str(e))
     finally:
@@ -295,8 +416,6 @@ def run_check(args):
                 add(page, "missing resource: \"%s\"" % raw)
     for page, m in found["layout"]:
         add(page, m)
-    for m in found["search"]:
-        add("index.html", m)
     for path, referer in not_found:
         ref = urllib.parse.urlsplit(referer).path.lstrip("/")
         if not ref or ref.startswith(CHECK_PREFIX.strip("/")):
@@ -399,7 +518,8 @@ def main():
     ap.add_argument("--only", nargs="+", help="check only these pages (paths relative to --site)")
     ap.add_argument("--verbose", action="store_true", help="list external links")
     ap.add_argument("--search", action="append", metavar="QUERY=PAGE[,PAGE...]",
-                    help="the site's search for QUERY must find a section of each PAGE")
+                    help="the site's search for QUERY must find a section of each PAGE "
+                    "(^PAGE: first; !PAGE: none)")
     ap.add_argument("--screenshot", nargs=2, metavar=("PAGE", "OUT_PNG"),
                     help="take a PNG screenshot of PAGE (e.g. ch01.html or ch01.html#anchor)")
     ap.add_argument("--width", type=int, default=1200)

@@ -246,20 +246,13 @@ function checkPage(path, width, layoutOnly, timeoutMs) {
   });
 }
 
-// The search, run as a reader runs it: the query typed into the page's search box, every
-// result link followed (it must open a page of the site, at a section that exists), and Enter
-// pressed, which must land on the first result's section. On a phone's width, where the
-// results must also fit in the window.
-function loadFrame(f, src) {
-  return new Promise(resolve => { f.onload = () => resolve(); f.src = src; });
-}
-async function typeQuery(w, query) {
-  const input = w.document.getElementById("MSearchField");
-  input.focus();
-  input.value = query;
-  input.dispatchEvent(new w.Event("input"));
-  return input;
-}
+// The search journeys: check_site.py drives them in the site's own page, with Chromium's keys
+// and mouse (book.browser); these functions say what the page shows at each step.
+const SEARCH = {
+  box: () => document.getElementById("book-search-results"),
+  input: () => document.getElementById("MSearchField"),
+  links: () => Array.from(document.querySelectorAll("#book-search-results a")),
+};
 async function brokenResult(href) {  // why the result link href fails, or ""
   const url = new URL(href);
   const r = await fetch(url.origin + url.pathname);
@@ -268,79 +261,12 @@ async function brokenResult(href) {  // why the result link href fails, or ""
   const doc = new DOMParser().parseFromString(await r.text(), "text/html");
   return doc.getElementById(decodeURIComponent(url.hash.slice(1))) ? "" : "has no " + url.hash;
 }
-async function checkSearch(searches) {
-  if (!searches.length) return [];
-  const out = [];
-  const f = document.createElement("iframe");
-  f.width = NARROW_WIDTHS[0]; f.height = 900;
-  document.body.appendChild(f);
-  for (const [query, want] of searches) {
-    await loadFrame(f, "/index.html");
-    const w = f.contentWindow;
-    // The book's box replaces Doxygen's #MSearchField once the page has loaded, and adds
-    // #book-search-results: typing before that would type into Doxygen's box.
-    if (!await book.waitFor(() => w.document.getElementById("book-search-results") &&
-                                  w.document.getElementById("MSearchField"), 10000)) {
-      out.push("search: the page has no search box (#MSearchField, #book-search-results)");
-      break;
-    }
-    await typeQuery(w, query);
-    const box = w.document.getElementById("book-search-results").getBoundingClientRect();
-    if (box.left < 0 || box.right > w.innerWidth)
-      out.push("search for '" + query + "': the results reach " + Math.round(box.left) + "–" +
-               Math.round(box.right) + " px, outside the " + w.innerWidth + " px window");
-    const links = Array.from(w.document.querySelectorAll("#book-search-results a"));
-    const got = links.map(a => new URL(a.href).pathname.replace(/^\//, ""));
-    for (const page of want) {
-      if (!got.includes(page))
-        out.push("search for '" + query + "' does not list " + page + " (listed: " +
-                 (got.slice(0, 8).join(", ") || "nothing") + ")");
-    }
-    for (const a of links) {
-      const why = await brokenResult(a.href);
-      if (why) out.push("search for '" + query + "': result link " + a.getAttribute("href") +
-                        " " + why);
-    }
-    if (!links.length) continue;
-    // The keyboard reaches the results: Down from the query focuses the first, Down again
-    // the second.
-    const input = w.document.getElementById("MSearchField");
-    const down = el => el.dispatchEvent(
-        new w.KeyboardEvent("keydown", {key: "ArrowDown", bubbles: true}));
-    down(input);
-    const focused = [w.document.activeElement];
-    if (links.length > 1) {
-      down(w.document.activeElement);
-      focused.push(w.document.activeElement);
-    }
-    if (focused.some((el, k) => el !== links[k]))
-      out.push("search for '" + query + "': the arrow keys do not move through the results " +
-               "(focus on " + focused.map(el => el.tagName + (el.id ? "#" + el.id : ""))
-                                    .join(", ") + ")");
-    const first = new URL(links[0].href);
-    const landed = new Promise(resolve => { f.onload = () => resolve(); });
-    (await typeQuery(w, query)).dispatchEvent(
-        new w.KeyboardEvent("keydown", {key: "Enter", bubbles: true}));
-    await Promise.race([landed, book.sleep(10000)]);
-    const at = new URL(f.contentWindow.location.href);
-    const id = decodeURIComponent(first.hash.slice(1));
-    if (at.pathname !== first.pathname)
-      out.push("search for '" + query + "', Enter: landed on " + at.pathname + at.hash +
-               ", not on the first result " + first.pathname + first.hash);
-    else if (id && !f.contentDocument.getElementById(id))
-      out.push("search for '" + query + "', Enter: landed on " + at.pathname +
-               ", which has no section #" + id);
-  }
-  f.remove();
-  return out;
-}
 
 return {
   // Checks the pages (paths relative to the site) at 1280 px, and every page again at the
-  // narrow widths; searches: [[query, [pages a result must come from]]]. What it finds goes
-  // to window.siteCheck as it comes (progress() reads it after a timeout).
-  async checkSite({pages, searches, concurrency, pageTimeoutMs}) {
-    const found = window.siteCheck = {results: {}, layout: [], search: []};
+  // narrow widths. What it finds goes to window.siteCheck as it comes (progress() reads it after a timeout).
+  async checkSite({pages, concurrency, pageTimeoutMs}) {
+    const found = window.siteCheck = {results: {}, layout: []};
     const jobs = pages.map(p => [p, WIDE, false]);
     for (const width of NARROW_WIDTHS) for (const p of pages) jobs.push([p, width, true]);
     let next = 0;
@@ -355,10 +281,81 @@ return {
     const workers = [];
     for (let i = 0; i < concurrency; i++) workers.push(worker());
     await Promise.all(workers);
-    found.search = await checkSearch(searches);
     return found;
   },
 
-  progress() { return window.siteCheck || {results: {}, layout: [], search: []}; },
+  // The search box, focused, once the book's search has replaced Doxygen's (on load).
+  async searchBox() {
+    if (!await book.waitFor(() => SEARCH.box() && SEARCH.input(), 10000)) return false;
+    SEARCH.input().focus();
+    return document.activeElement === SEARCH.input();
+  },
+
+  // The results shown: links (path, hash, title), the box's horizontal extent and the window's width.
+  searchResults() {
+    const r = SEARCH.box().getBoundingClientRect();
+    return {links: SEARCH.links().map(a => {
+              const u = new URL(a.href);
+              return {href: a.getAttribute("href"), path: u.pathname.replace(/^\//, ""),
+                      hash: decodeURIComponent(u.hash.slice(1)),
+                      title: a.querySelector("strong").textContent,
+                      // a result names its section and, below, its page; a page, only itself
+                      section: a.querySelector(".book-search-page").textContent !== "",
+                      text: a.textContent};
+            }),
+            shown: !SEARCH.box().hidden, left: r.left, right: r.right, width: innerWidth};
+  },
+
+  async brokenResults() {
+    const out = [];
+    for (const a of SEARCH.links()) {
+      const why = await brokenResult(a.href);
+      if (why) out.push("result link " + a.getAttribute("href") + " " + why);
+    }
+    return out;
+  },
+
+  // Where the keyboard is: the index of the focused result, -1 on the query, else what.
+  focused() {
+    const k = SEARCH.links().indexOf(document.activeElement);
+    if (k >= 0) return k;
+    const e = document.activeElement;
+    return e === SEARCH.input() ? -1 : (e ? e.tagName + (e.id ? "#" + e.id : "") : "nothing");
+  },
+
+  // The middle of result k, scrolled into the results' view, for a click.
+  resultPoint(k) {
+    const a = SEARCH.links()[k];
+    a.scrollIntoView({block: "nearest"});
+    const r = a.getBoundingClientRect();
+    return {x: r.left + Math.min(r.width / 2, 60), y: r.top + Math.min(r.height / 2, 12)};
+  },
+
+  // The page a result opened, once MathJax has set it: its path, its #section, and whether
+  // that section's heading is on screen and not under anything (a fixed header).
+  async landed() {
+    await book.mathjaxDone(window, []);
+    await book.sleep(100);
+    const hash = decodeURIComponent(location.hash.slice(1));
+    const out = {path: location.pathname.replace(/^\//, ""), hash: hash, seen: true, why: ""};
+    if (!hash) return out;
+    const target = document.getElementById(hash);
+    if (!target) return Object.assign(out, {seen: false, why: "no element #" + hash});
+    // the heading holds the anchor (a chapter's) or follows it (an API page's memtitle)
+    const next = target.nextElementSibling;
+    const heading = target.closest("h1,h2,h3,h4") ||
+                    (next && /^H[1-4]$/.test(next.tagName) ? next : target);
+    const r = heading.getBoundingClientRect();
+    const hit = document.elementFromPoint(Math.max(1, r.left + 4), r.top + r.height / 2);
+    if (r.top < 0 || r.bottom > innerHeight)
+      return Object.assign(out, {seen: false, why: "its heading is at y = " +
+                                 Math.round(r.top) + " px, off the " + innerHeight + " px window"});
+    if (!hit || !heading.contains(hit))
+      return Object.assign(out, {seen: false, why: "its heading is under " +
+                                 (hit ? hit.tagName + (hit.id ? "#" + hit.id : "") : "nothing")});
+    return out;
+  },
+
+  progress() { return window.siteCheck || {results: {}, layout: []}; },
 };
 })()

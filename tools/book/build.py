@@ -17,7 +17,7 @@ BUILD_PACKAGES = ("cmake", "make", "ninja-build", "g++", "ccache", "libeigen3-de
                   "libcli11-dev", "nlohmann-json3-dev", "libfmt-dev", "libbenchmark-dev",
                   "gnuplot-nox", "doxygen", "graphviz", "libjs-mathjax", "fonts-mathjax",
                   "python3", "python3-pygments", "python3-markdown-it", "doxygen-awesome-css",
-                  "libjs-lunr", "emscripten")
+                  "libjs-lunr", "python3-pylatexenc", "emscripten")
 TEST_PACKAGES = ("chromium",)
 # The peers of the benchmarks (bench/peers/): PyTorch and NumPy on OpenBLAS, the BLAS a user has.
 BENCH_PACKAGES = ("python3-torch", "python3-numpy", "libopenblas0-pthread")

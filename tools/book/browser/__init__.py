@@ -199,6 +199,45 @@ class Browser:
         with open(path, "wb") as f:
             f.write(base64.b64decode(data))
 
+    # ---- a reader's hands: keys, typing and clicks as Chromium receives them from a person
+    # (focus moves on Tab, Enter follows a focused link), not events made up in the page.
+    KEYS = {"Enter": 13, "Tab": 9, "Escape": 27, "ArrowDown": 40, "ArrowUp": 38}
+
+    def press(self, key, shift=False):
+        """Presses and releases a key of KEYS (with Shift if shift)."""
+        code = self.KEYS[key]
+        params = {"key": key, "code": key, "windowsVirtualKeyCode": code,
+                  "nativeVirtualKeyCode": code, "modifiers": 8 if shift else 0}
+        if key == "Enter":
+            params["text"] = "\r"
+        self.page("Input.dispatchKeyEvent", dict(params, type="keyDown"))
+        self.page("Input.dispatchKeyEvent", dict(params, type="keyUp"))
+
+    def type(self, text):
+        """Types text into the focused element (an input event, as from a keyboard)."""
+        self.page("Input.insertText", {"text": text})
+
+    def click(self, x, y):
+        """A left click at (x, y), CSS pixels of the viewport."""
+        for kind in ("mousePressed", "mouseReleased"):
+            self.page("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y,
+                                                   "button": "left", "clickCount": 1})
+
+    def navigation(self, action, timeout=20):
+        """Runs action() (a key press, a click) and waits for the page it opens to load;
+        False if none loaded within timeout seconds."""
+        self.events = [e for e in self.events if e["method"] != "Page.loadEventFired"]
+        action()
+        deadline = time.monotonic() + timeout
+        while not any(e["method"] == "Page.loadEventFired" for e in self.events):
+            try:
+                m = self._read(deadline)
+            except TimeoutError:
+                return False
+            if "method" in m:
+                self.events.append(m)
+        return True
+
     def log_tail(self, n=2000):
         """The last n characters Chromium wrote to stdout/stderr."""
         self.log.seek(0)
