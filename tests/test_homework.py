@@ -179,9 +179,12 @@ def main():
     both = formats.merged_csv(old, run)
     again = formats.merged_csv(both, run)
     check(both.splitlines()[0] == ",".join(formats.CSV_HEADER) and
-          both.splitlines()[1:] == ["ada,01.1,2.0,3.0,1,2,partly done",
-                                    "bob,01.1,2.0,3.0,1,2,partly done"] and again == both,
+          both.splitlines()[1:] == ["ada,01.1,2,3,1,2,partly done",
+                                    "bob,01.1,2,3,1,2,partly done"] and again == both,
           "csv: one row per student and exercise; a regrade replaces the student's rows")
+    zero = dict(run, exercises=[dict(run["exercises"][0], points=0, max_points=2.5)])
+    check(formats.merged_csv("", zero).splitlines()[1] == "ada,01.1,0,2.5,1,2,partly done",
+          "csv: points written one way (0 as 0, whole points without .0, 2.5 as 2.5)")
     with tempfile.TemporaryDirectory() as tmp:
         os.makedirs(os.path.join(tmp, "tests"))
         with open(os.path.join(tmp, POINTS_FILE), "w") as f:

@@ -103,9 +103,14 @@ def github_classroom(run):
 CSV_HEADER = ["student", "exercise", "points", "max_points", "tests_passed", "tests", "status"]
 
 
+def csv_number(x):
+    """Points as an LMS reads them, one way for every row: 6, 0, 2.5 (not 6.0 beside 0)."""
+    return f"{_r(x):g}"
+
+
 def csv_rows(run):
-    return [[run["student"], e["id"], _r(e["points"]), _r(e["max_points"]), e["passed"],
-             e["tests"], e["status"]] for e in run["exercises"]]
+    return [[run["student"], e["id"], csv_number(e["points"]), csv_number(e["max_points"]),
+             e["passed"], e["tests"], e["status"]] for e in run["exercises"]]
 
 
 def merged_csv(old_text, run):
