@@ -39,7 +39,7 @@ def build_info(path):
 
 def author_names(cff):
     return [a.get("name") or " ".join(filter(None, (a.get("given-names"), a.get("family-names"))))
-            for a in cff["authors"]]
+            for a in cff.get("authors") or []]
 
 
 def bibtex(cff):
