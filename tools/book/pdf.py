@@ -11,6 +11,7 @@ poppler-utils) joins the pages' PDFs into OUT.pdf, written beside it and renamed
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -54,8 +55,9 @@ def main(argv):
     if len(argv) != 3:
         print("usage: python -m book.pdf HTML_DIR OUT.pdf", file=sys.stderr)
         return 2
-    if not find_chromium():
-        print("book.pdf: chromium not found (apt-get install chromium)", file=sys.stderr)
+    if not (find_chromium() and shutil.which("pdfunite")):
+        print("book.pdf: printing the book needs chromium and pdfunite: "
+              "apt-get install chromium poppler-utils", file=sys.stderr)
         return 1
     start = time.monotonic()
     pages = print_book(argv[1], argv[2])
