@@ -275,6 +275,36 @@ class Headings(unittest.TestCase):
         self.assertIn("<!-- live: bad name -->", out)  # not a name: left as a comment
         self.assertEqual(out.count("\n"), s.count("\n"))
 
+    def test_about_markers_become_the_version_pdf_link_and_bibtex(self):
+        from book.pages import about, model
+        cff = {"title": "T", "authors": [{"name": "The T authors"}], "version": "1.2",
+               "date-released": "2026-01-02"}
+        info = {"commit": "abc1234", "date": "2026-01-03"}
+        version = about.about_html("version", cff, info)
+        for shown in ('release-version">1.2<', 'release-date">2026-01-02<',
+                      'build-commit">abc1234<', 'build-date">2026-01-03<'):
+            self.assertIn(shown, version)
+        bib = about.about_html("bibtex", cff, info)
+        self.assertNotIn("\n", bib)  # one line: the page keeps its line count
+        for field in ("title   = {T}", "author  = {{The T authors}}", "year    = {2026}",
+                      "version = {1.2}", "date    = {2026-01-02}"):
+            self.assertIn(field, bib)
+        self.assertIn('href="attention-verified.pdf"', about.about_html("pdf", cff, info))
+        s = "# A {#about}\n\n<!-- about: version -->\n"
+        self.assertEqual(len(model.parse(s).marked("about")), 1)
+
+    def test_the_solutions_link_is_for_the_instructors_site_only(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            chapter = os.path.join(tmp, "chapters", "07-x")
+            os.makedirs(chapter)
+            readme = os.path.join(chapter, "README.md")
+            text = "# X\n\n## Exercises\n\n## References\n"
+            for name in ("README.md", "solutions.md"):
+                with open(os.path.join(chapter, name), "w") as f:
+                    f.write(text)
+            out = md_filter.solution_links(readme, text)
+            self.assertRegex(out, r"\\if instructor .*\\subpage sol07.*\\endif\n\n## References")
+
     def test_math_in_headings_is_reported(self):
         s = "# Title {#ch01}\n\n## Why $\\sqrt{d}$?\n```\n# $x$ comment\n```\n### Cost $5\n"
         self.assertEqual(md_filter.heading_math_lines(s), [3])

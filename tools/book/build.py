@@ -12,13 +12,14 @@ import xml.etree.ElementTree as ET
 # tools/book/build.py: the book is two folders up from the package.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# Debian packages the book needs; chromium only for the page tests.
+# Debian packages the book needs.
 BUILD_PACKAGES = ("cmake", "make", "ninja-build", "g++", "ccache", "libeigen3-dev", "doctest-dev",
                   "libcli11-dev", "nlohmann-json3-dev", "libfmt-dev", "libbenchmark-dev",
                   "gnuplot-nox", "doxygen", "graphviz", "libjs-mathjax", "fonts-mathjax",
                   "python3", "python3-pygments", "python3-markdown-it", "doxygen-awesome-css",
-                  "libjs-lunr", "python3-pylatexenc", "emscripten")
-TEST_PACKAGES = ("chromium",)
+                  "libjs-lunr", "python3-pylatexenc", "emscripten", "python3-yaml",
+                  # the PDF of the book: Chromium prints the pages, pdfunite joins them
+                  "chromium", "poppler-utils")
 # The peers of the benchmarks (bench/peers/): PyTorch and NumPy on OpenBLAS, the BLAS a user has.
 BENCH_PACKAGES = ("python3-torch", "python3-numpy", "libopenblas0-pthread")
 

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 
-from book.build import (BENCH_PACKAGES, BUILD_PACKAGES, ROOT, TEST_PACKAGES, build,
+from book.build import (BENCH_PACKAGES, BUILD_PACKAGES, ROOT, build,
                         build_targets, chapter_numbers, configure, ctest, ensure_packages,
                         exit_code, jobs, run_or_exit, say)
 from book.homework.__main__ import main as homework_main
@@ -61,7 +61,10 @@ exercises' own, then prints the exercises' scores (./book grade) instead of fail
 """
 
 COMMANDS = "test, run, bench, release, grade, check, validate, help"
+# The two sites of one build (docs/CMakeLists.txt) and the PDF of the book (book.pdf).
 SITE = os.path.join(ROOT, "build", "release", "site", "html", "index.html")
+SITE_INSTRUCTOR = os.path.join(ROOT, "build", "release", "site-instructor", "html", "index.html")
+PDF = os.path.join(ROOT, "build", "release", "site", "html", "attention-verified.pdf")
 BENCH_OUT = os.path.join("build", "release", "out", "bench")
 # The caller's directory: relative paths given to release, grade and check are the caller's.
 CALLER_DIR = os.getcwd()
@@ -101,12 +104,20 @@ def sync_pages():
                  os.path.join("build", "release", "out")])
 
 
+def where_it_is():
+    """Where the build put the two sites and the PDF."""
+    say(f"the reader's site (what would be published): {SITE}")
+    say(f"the instructor's site (with the worked solutions): {SITE_INSTRUCTOR}")
+    say(f"the book as one PDF: {PDF}")
+
+
 def book_all():  # the site depends on every chapter program and its outputs
     ensure_packages(BUILD_PACKAGES)
     configure("release")
-    build("release", ["site"])
+    build("release", ["site", "pdf"])
     sync_pages()
-    say(f"done. The site: {SITE}")
+    say("done.")
+    where_it_is()
 
 
 def book_test_chapter(nn):  # the edit loop: one chapter's program and tests, release build
@@ -118,7 +129,7 @@ def book_test_chapter(nn):  # the edit loop: one chapter's program and tests, re
 
 
 def book_test():
-    ensure_packages(BUILD_PACKAGES + TEST_PACKAGES)
+    ensure_packages(BUILD_PACKAGES)
     configure("release")
     build("release", ["all", "site"])
     if is_student_copy(ROOT):
@@ -133,7 +144,7 @@ def book_test():
         ctest("asan", "-LE", "^ex")
         say("all tests unrelated to the exercises passed; the exercises:")
         homework("grade")
-        say(f"the site is at {SITE}")
+        where_it_is()
         return
     say("testing (release)")
     ctest("release")
@@ -143,7 +154,8 @@ def book_test():
     build("asan", ["all"])
     say("testing (ASan + UBSan)")
     ctest("asan")
-    say(f"all tests passed; the site is at {SITE}")
+    say("all tests passed.")
+    where_it_is()
 
 
 def book_validate():

@@ -6,7 +6,8 @@
 /// and `// END SOLUTION`. `./book release` replaces each such region by a stub that throws
 /// attn::exercise_not_done; a chapter program stops with one line naming the exercise (exit
 /// code 3: the programs' harness, in code/harness, catches it), and a test that reaches a
-/// stub fails with the same line. See the pages for \ref instructors and \ref students.
+/// stub fails with the same line. See the page \ref students.
+/// \if instructor See also the page \ref instructors (in the instructor's site only). \endif
 
 #include <exception>
 #include <string>

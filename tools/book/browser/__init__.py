@@ -7,6 +7,7 @@ check_live.py): one Chromium with one page, driven over the DevTools protocol on
         browser.call("checks.js", "widgets", {...})    # a function of a .js file, JSON arguments
         browser.console_errors()                       # exceptions, console.error, log errors
         browser.screenshot("out.png")
+        browser.print_pdf("page.pdf")                    # as printed (book.pdf)
 
 In-page JavaScript lives in .js files: a file is one object literal of named functions, and
 call() runs one of them with JSON arguments, awaiting a promise it returns. The driver's own
@@ -237,6 +238,15 @@ class Browser:
             if "method" in m:
                 self.events.append(m)
         return True
+
+    def print_pdf(self, path, timeout=120):
+        """The page as printed (its print style, A4, backgrounds, the page size its CSS asks
+        for), written to path as a PDF."""
+        data = self.page("Page.printToPDF", {"printBackground": True, "preferCSSPageSize": True,
+                                             "paperWidth": 8.27, "paperHeight": 11.69},
+                         timeout=timeout)["data"]
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
 
     def log_tail(self, n=2000):
         """The last n characters Chromium wrote to stdout/stderr."""

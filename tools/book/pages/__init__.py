@@ -10,8 +10,10 @@ and its passes.
     fix_html.py      the fixes of Doxygen's HTML the filter prepared (site.py --fix-html DIR)
     cited.py         every cited test exists, checked answers (python -m book.pages.cited ROOT)
     search_index.py  the site's search data (python -m book.pages.search_index HTML_DIR)
-    sources.py       the site's pages of the source files (python -m book.pages sources ROOT HTML)
+    sources.py       the site's pages of the source files (python -m book.pages sources ROOT HTML
+                     --reader|--instructor)
     generated.py     the generated region of a page (book.performance writes it)
+    about.py         the About page's version, PDF link and BibTeX, from CITATION.cff and the build
 
 The homework product uses expected() and without_code().
 """

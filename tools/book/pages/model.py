@@ -34,6 +34,9 @@ MARKERS = {
                             "closes that region"),
     "live": Marker(re.compile(r"^<!-- live: ([\w-]+) -->[ \t]*$"),
                    "the place of live figure NAME on the site"),
+    "about": Marker(re.compile(r"^<!-- about: ([\w-]+) -->[ \t]*$"),
+                    "the About page's part NAME (version, pdf, bibtex), built from CITATION.cff "
+                    "and the build (book.pages.about)"),
     "number": Marker(re.compile(r"<!--#([\w:.-]+)(?:[ \t]+(\S*?))?[ \t]*-->"),
                      "the number after it is results.json's KEY, in FORMAT (inline)"),
     "checked": Marker(re.compile(r"<!--checked-->\$?(-?\d+(?:\.\d+)?(?:e[-+]?\d+|[ \t]*\\times"

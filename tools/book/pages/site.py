@@ -30,8 +30,8 @@ With --out (the programs' output directory), a page first gets what the build su
 chapters and sections as \\ref, its figure captions (the italic line under an image) and links
 from cited test names to their source lines.
 
-Usage: python -m book.pages.site [--out DIR] FILE   (Doxygen's convention: the filtered text
-                                                     goes to stdout)
+Usage: python -m book.pages.site [--out DIR [--build-info FILE]] FILE   (Doxygen's convention:
+                                                     the filtered text goes to stdout)
        python -m book.pages.site --fix-html DIR       (after Doxygen: book.pages.fix_html)
 """
 import os
@@ -39,6 +39,7 @@ import re
 import sys
 
 from ..doctest_sources import test_locations
+from .about import about_parts
 from .fix_html import GLUE, fix_html
 from .model import FIGURE_IMAGE, LINK, PageError, parse, pieces, title_of
 from .sources import source_href
@@ -478,16 +479,17 @@ def live_figures(text, page=None):
 
 
 def solution_links(path, text, page=None):
-    """The worked solutions in the site (instructor's copy only; the student copy has no
-    solutions.md): a chapter's exercises end with a link to them, and the solutions page
-    opens with a banner that says whose page it is and leads back to the chapter."""
+    """The worked solutions in the instructor's site (the student copy has no solutions.md):
+    a chapter's exercises end with a link to them, in an "\\if instructor" section (the
+    reader's site, which has no solutions page, drops it), and the solutions page opens with a
+    banner that says whose page it is and leads back to the chapter."""
     here = os.path.dirname(os.path.abspath(path))
     nn = os.path.basename(here)[:2]
     if os.path.basename(path) == "README.md" and os.path.isfile(
             os.path.join(here, "solutions.md")):
-        note = ('<div class="instructors-only">Instructors: the worked solutions of these '
-                'exercises are on \\subpage sol%s (in the instructor\'s copy only).</div>\n\n'
-                % nn)
+        note = ('\\if instructor <div class="instructors-only">Instructors: the worked solutions '
+                'of these exercises are on \\subpage sol%s (in the instructor\'s copy only).'
+                '</div> \\endif\n\n' % nn)
         lines = text.split("\n")
         for h in (page or parse(text)).headings:
             if lines[h.line].startswith("## References"):
@@ -506,9 +508,10 @@ def solution_links(path, text, page=None):
 
 # ---- the site's view --------------------------------------------------------------------------
 
-def site_markdown(path, text, out_dir):
+def site_markdown(path, text, out_dir, build_info=None):
     """What Doxygen reads of a page, and its model: the build's code, output and numbers
-    (book.pages.sync), heading ids and chapter links, figure captions, live figures, test links.
+    (book.pages.sync), heading ids and chapter links, figure captions, live figures, the About
+    page's version and citation (book.pages.about, from build_info), test links.
     The page is parsed once the build's regions are in; the steps after change lines, not
     blocks, so they all read that one model (reparsed only if a step adds lines)."""
     try:
@@ -518,6 +521,7 @@ def site_markdown(path, text, out_dir):
     page = parse(text)
     text = figure_captions(text, page)
     text = live_figures(text, page)
+    text = about_parts(text, page, ROOT, build_info)
     text = chapter_links(path, text, page)
     linked = solution_links(path, text, page)
     if linked.count("\n") != text.count("\n"):
@@ -529,19 +533,21 @@ def main(argv):
     if len(argv) == 3 and argv[1] == "--fix-html":
         fix_html(argv[2])
         return 0
-    out_dir = None
-    if len(argv) == 4 and argv[1] == "--out":
-        out_dir = argv[2]
-        argv = [argv[0], argv[3]]
-    if len(argv) != 2:
-        sys.stderr.write("usage: python -m book.pages.site [--out PROGRAM_OUTPUT_DIR] FILE.md  |  "
+    options = {}
+    while len(argv) > 3 and argv[1] in ("--out", "--build-info"):
+        options[argv[1]] = argv[2]
+        argv = argv[:1] + argv[3:]
+    out_dir = options.get("--out")
+    if len(argv) != 2 or ("--build-info" in options and not out_dir):
+        sys.stderr.write("usage: python -m book.pages.site [--out PROGRAM_OUTPUT_DIR "
+                         "[--build-info FILE]] FILE.md  |  "
                          "python -m book.pages.site --fix-html HTML_DIR\n")
         return 2
     with open(argv[1], encoding="utf-8", newline="") as f:
         text = f.read()
     page = parse(text)
     if out_dir:
-        text, page = site_markdown(argv[1], text, out_dir)
+        text, page = site_markdown(argv[1], text, out_dir, options.get("--build-info"))
     out = convert(text, page)
     for n in heading_math_lines(text, page):
         sys.stderr.write("%s:%d: error: math in a heading: Doxygen cannot typeset titles; "

@@ -1,8 +1,10 @@
 """The site's pages of the source files (html/src/<repo path>.html, line N at #L-N): where code
-regions and cited tests link to (python -m book.pages sources ROOT HTML_DIR)."""
+regions and cited tests link to (python -m book.pages sources ROOT HTML_DIR --reader|--instructor:
+the reader's site has no page of an instructor-only file, such as a chapter's test_solutions.cpp)."""
 import glob
 import os
 
+from ..homework.markers import INSTRUCTOR_ONLY
 from .model import read
 
 SOURCE_GLOBS = ("chapters/*/*.cpp", "chapters/*/*.hpp", "code/include/attn/*.hpp", "code/src/*.cpp",
@@ -15,9 +17,10 @@ def source_href(path, line, depth=0):
     return "../" * depth + f"src/{path}.html#L-{line}"
 
 
-def write_sources(root, html_dir):
+def write_sources(root, html_dir, instructor):
     """One highlighted page per source file, html/src/<repo path>.html, line N at #L-N (the
-    links of code regions and cited tests). Pygments is Debian's python3-pygments."""
+    links of code regions and cited tests); the instructor-only files only when `instructor`.
+    Pygments is Debian's python3-pygments."""
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import CppLexer
@@ -28,6 +31,8 @@ def write_sources(root, html_dir):
     for pattern in SOURCE_GLOBS:
         for path in sorted(glob.glob(os.path.join(root, pattern))):
             rel = os.path.relpath(path, root)
+            if INSTRUCTOR_ONLY.fullmatch(rel) and not instructor:
+                continue
             depth = rel.count("/") + 1
             up = "../" * depth
             body = highlight(read(path), CppLexer(stripnl=False), fmt)

@@ -37,7 +37,7 @@ usage (python -m book.pages):
   sync  ROOT OUT [--times] [--code-only] [--page=FILE]
                                             rewrite what differs; list the files
   check ROOT OUT [--page=FILE]              exit 1 with a diff when anything differs
-  sources ROOT HTML_DIR                     the site's pages of the source files
+  sources ROOT HTML_DIR --reader|--instructor   the site's pages of the source files
   (OUT: the programs' output directory, build/release/out)
 
 The site's side of the same regions is book.pages.site.
@@ -374,8 +374,9 @@ def run(root, out_dir, mode, times=False, code_only=False, only=None):
 
 
 def main(argv):
-    if len(argv) == 4 and argv[1] == "sources":
-        print(f"pages: {write_sources(os.path.abspath(argv[2]), argv[3])} source pages")
+    if len(argv) == 5 and argv[1] == "sources" and argv[4] in ("--reader", "--instructor"):
+        count = write_sources(os.path.abspath(argv[2]), argv[3], argv[4] == "--instructor")
+        print(f"pages: {count} source pages")
         return 0
     args = [a for a in argv[1:] if not a.startswith("--")]
     flags = {a for a in argv[1:] if a.startswith("--")}
