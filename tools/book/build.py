@@ -12,13 +12,14 @@ import xml.etree.ElementTree as ET
 # tools/book/build.py: the book is two folders up from the package.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# Debian packages the book needs; chromium only for the page tests.
+# Debian packages the book needs; chromium and npm only for the page tests.
 BUILD_PACKAGES = ("cmake", "make", "ninja-build", "g++", "ccache", "libeigen3-dev", "doctest-dev",
                   "libcli11-dev", "nlohmann-json3-dev", "libfmt-dev", "libbenchmark-dev",
                   "gnuplot-nox", "doxygen", "graphviz", "libjs-mathjax", "fonts-mathjax",
                   "python3", "python3-pygments", "python3-markdown-it", "doxygen-awesome-css",
                   "libjs-lunr", "emscripten")
-TEST_PACKAGES = ("chromium",)
+# npm installs axe-core, the accessibility engine of the page test (tests/site/package.json).
+TEST_PACKAGES = ("chromium", "npm")
 # The peers of the benchmarks (bench/peers/): PyTorch and NumPy on OpenBLAS, the BLAS a user has.
 BENCH_PACKAGES = ("python3-torch", "python3-numpy", "libopenblas0-pthread")
 
@@ -48,10 +49,18 @@ def run_or_exit(cmd, **kw):
         sys.exit(exit_code(rc))
 
 
-def installed(package):
-    r = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status}", package],
+def installed_names():
+    """The installed packages and the names they provide (NodeSource's nodejs provides npm,
+    and conflicts with Debian's npm: asking for that one would break the machine's node)."""
+    r = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status}|${Package}|${Provides}\n"],
                        capture_output=True, text=True)
-    return r.returncode == 0 and r.stdout.strip() == "installed"
+    names = set()
+    for line in r.stdout.splitlines():
+        status, package, provides = (line.split("|") + ["", ""])[:3]
+        if status == "installed":
+            names.add(package)
+            names.update(p.split()[0] for p in provides.split(",") if p.strip())
+    return names
 
 
 def ensure_packages(packages):
@@ -61,7 +70,8 @@ def ensure_packages(packages):
         say("not a Debian system: make sure these (or their equivalents) are installed: "
             + " ".join(packages))
         return
-    missing = [p for p in packages if not installed(p)]
+    have = installed_names()
+    missing = [p for p in packages if p not in have]
     if not missing:
         return
     if os.geteuid() != 0:

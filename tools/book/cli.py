@@ -120,7 +120,7 @@ def book_test_chapter(nn):  # the edit loop: one chapter's program and tests, re
 def book_test():
     ensure_packages(BUILD_PACKAGES + TEST_PACKAGES)
     configure("release")
-    build("release", ["all", "site"])
+    build("release", ["all", "site", "axe"])
     if is_student_copy(ROOT):
         # The pages quote the student's own code: bring them up to date rather than fail.
         sync_pages()
