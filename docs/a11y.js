@@ -3,7 +3,8 @@
  *
  *  - The theme's dark-mode toggle (doxygen-awesome-darkmode-toggle.js) is a bare element that
  *    only a mouse can use: it becomes a named button that Tab reaches, that Enter or Space
- *    presses, and that says whether dark mode is on.
+ *    presses, that says whether dark mode is on, and that keeps focus when the window is
+ *    resized.
  *  - A box that scrolls sideways (wide code, a long formula, a wide table) can be scrolled
  *    with the arrow keys only once it can take focus: each such box gets tabindex=0, at the
  *    width the page has now (more of them scroll on a phone).
@@ -58,5 +59,10 @@
     // typeset formulas are wider than their TeX source
     if (window.MathJax && MathJax.Hub) MathJax.Hub.Queue(markScrollingBoxes);
   });
-  window.addEventListener("resize", later);
+  window.addEventListener("resize", function () {
+    later();
+    // the theme moves its toggle on every resize (appendChild), which drops its focus
+    const e = document.activeElement;
+    if (e && e.localName === "doxygen-awesome-dark-mode-toggle") setTimeout(function () { e.focus(); }, 0);
+  });
 })();

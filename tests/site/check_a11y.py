@@ -17,7 +17,8 @@ A page fails on any violation that axe rates serious or critical: each is printe
 the page, and the first nodes (CSS selector, HTML, why). Moderate and minor ones are counted.
 
 The dark-mode toggle is then used by keyboard alone on the main page: Tab must reach it, it must
-be announced as a button with a name, and Enter and Space must each switch the mode.
+be announced as a button with a name, Enter and Space must each switch the mode, and it must keep
+focus when the window is resized.
 
 --counts prints each page's numbers (rules/nodes, all and serious+critical) and rules.
 Exit status: 0 pass, 1 problems, 2 usage (no site, no axe), 77 no Chromium.
@@ -71,7 +72,7 @@ def report(page, mode, violations, problems):
         problems.append("\n".join(lines))
 
 
-def toggle_by_keyboard(browser, site):
+def toggle_by_keyboard(browser, site, width):
     """The dark-mode toggle used with the keyboard alone: the problems."""
     browser.open("file://" + os.path.join(site, "index.html"))
     browser.call(A11Y_JS, "settled", timeout=60)
@@ -88,12 +89,19 @@ def toggle_by_keyboard(browser, site):
         out.append("index.html: the dark-mode toggle is announced as %r named %r, not as a "
                    "named button" % (ax.get("role"), ax.get("name")))
     dark = "document.documentElement.classList.contains('dark-mode')"
+    on_toggle = "document.activeElement.localName == 'doxygen-awesome-dark-mode-toggle'"
     for key in ("Enter", "Space"):
         before = browser.evaluate(dark)
         browser.press(key)
         if browser.evaluate(dark) == before:
             out.append("index.html: %s on the focused dark-mode toggle does not switch the mode"
                        % key)
+    # the theme moves the toggle when the window is resized (a phone turned)
+    browser.set_viewport(width - 100, 900)
+    browser.evaluate("new Promise(r => setTimeout(r, 100))")
+    browser.set_viewport(width, 900)
+    if not browser.evaluate("new Promise(r => setTimeout(r, 100)).then(() => %s)" % on_toggle):
+        out.append("index.html: the dark-mode toggle loses focus when the window is resized")
     return out
 
 
@@ -141,7 +149,7 @@ def main():
                     (page, mode) + n + (" ".join(sorted(v["rule"] for v in violations)),)))
         browser.page("Emulation.setEmulatedMedia", {"features": []})
         if not args.only or "index.html" in args.only:
-            problems += toggle_by_keyboard(browser, site)
+            problems += toggle_by_keyboard(browser, site, args.width)
     print("check_a11y: %d pages (%d in dark mode too), axe-core nodes: %s; %.0f s" % (
         len(pages), len(runs) - len(pages),
         ", ".join("%d %s" % (totals.get(k, 0), k) for k in ("critical", "serious", "moderate",
