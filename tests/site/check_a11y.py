@@ -135,7 +135,9 @@ def main():
             if mode == "dark":
                 browser.page("Emulation.setEmulatedMedia", {"features": [
                     {"name": "prefers-color-scheme", "value": "dark"}]})
+            t = time.monotonic()
             violations = audit(browser, site, page)
+            t = time.monotonic() - t
             if mode == "dark" and not browser.evaluate(
                     "document.documentElement.classList.contains('dark-mode')"):
                 problems.append("%s (dark): the page did not switch to dark mode" % page)
@@ -145,8 +147,8 @@ def main():
                 totals[impact] = totals.get(impact, 0) + sum(
                     len(v["nodes"]) for v in violations if v["impact"] == impact)
             if args.counts:
-                print("  %-50s %-5s all %2d rules/%4d nodes; serious+critical %2d/%4d  %s" % (
-                    (page, mode) + n + (" ".join(sorted(v["rule"] for v in violations)),)))
+                print("  %-50s %-5s %5.1f s  all %2d rules/%4d nodes; serious+critical %2d/%4d  %s"
+                      % ((page, mode, t) + n + (" ".join(sorted(v["rule"] for v in violations)),)))
         browser.page("Emulation.setEmulatedMedia", {"features": []})
         if not args.only or "index.html" in args.only:
             problems += toggle_by_keyboard(browser, site, args.width)

@@ -95,7 +95,8 @@
     return {inWidget: w.root.contains(e) && e !== w.root, index: controls.indexOf(e),
             count: controls.length, tag: e.localName, type: e.type || "",
             what: e.localName + (e.type ? "[" + e.type + "]" : "") + " '" +
-                  (e.getAttribute("aria-label") || e.textContent || "").trim().slice(0, 30) + "'",
+                  (e.getAttribute("aria-label") || (e.labels && e.labels[0] || e).textContent ||
+                   "").trim().slice(0, 30) + "'",
             value: String(e.value), checked: !!e.checked, shown: out ? out.textContent : null,
             valuetext: e.getAttribute("aria-valuetext"),
             ring: e.matches(":focus-visible") &&
