@@ -29,20 +29,10 @@ import sys
 import time
 
 from book.browser import Browser, find_chromium
+from check_site import list_pages  # beside this file: the site check's list of pages
 
 A11Y_JS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "a11y_check.js")
 FAILING = ("serious", "critical")
-SKIP_DIRS = {"mathjax"}
-
-
-def list_pages(site):
-    pages = []
-    for root, dirs, files in os.walk(site):
-        rel = os.path.relpath(root, site)
-        dirs[:] = sorted(d for d in dirs if not (rel == "." and d in SKIP_DIRS))
-        pages += sorted(os.path.normpath(os.path.join(rel, f)) for f in files
-                        if f.endswith(".html"))
-    return pages
 
 
 def audit(browser, site, page):
