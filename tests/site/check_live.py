@@ -147,6 +147,7 @@ def main():
         os.makedirs(args.screenshots, exist_ok=True)
     student_copy = bool(args.root) and os.path.isfile(os.path.join(args.root, ".book-release"))
     problems, timings, compared, shown_count, waiting = [], [], 0, 0, set()
+    tab_stops = 0
     defined_js = None
     with Browser(args.width, 900, exe, hide_scrollbars=True) as browser:
         for page in pages:
@@ -227,7 +228,9 @@ def main():
                     else:
                         compared += 1
             for w in widgets:
-                problems += keyboard_walk(browser, name, w["name"])
+                found, stops = keyboard_walk(browser, name, w["name"])
+                problems += found
+                tab_stops += stops
             for w in browser.call(LIVE_JS, "misplaced"):
                 problems.append("%s: live figure %s does not follow a static figure (put its "
                                 "marker after the figure's caption)" % (name, w))
@@ -249,8 +252,8 @@ def main():
     for n in sorted(set(defined_js or []) - on_pages if not args.only else []):
         problems.append("live figure %s is defined but on no chapter page (<!-- live: %s -->)" % (n, n))
     print("live figures: %d widgets on %d pages; %d numbers compared with the native build and "
-          "chapter programs, %d shown numbers checked" % (len(timings), len(pages), compared,
-                                                           shown_count))
+          "chapter programs, %d shown numbers checked; %d controls used by keyboard alone" % (
+              len(timings), len(pages), compared, shown_count, tab_stops))
     print("time from a control change to the redrawn figure (ms, %d changes each, %d px):" % (
         args.repeat, args.width))
     print("  %-26s %16s %16s" % ("widget", "handler med/max", "to frame med/max"))
@@ -273,10 +276,11 @@ MAX_TAB_STOPS = 100
 
 
 def keyboard_walk(browser, page, widget):
-    """A live figure used with the keyboard alone (see the module's docstring): the problems."""
+    """A live figure used with the keyboard alone (see the module's docstring): the problems
+    and the number of controls Tab stopped at."""
     where = "%s %s" % (page, widget)
     if not browser.call(LIVE_JS, "focusFirst", widget):
-        return ["%s: no control that Tab reaches" % where]
+        return ["%s: no control that Tab reaches" % where], 0
     out, visited, count = [], set(), 0
     for _ in range(MAX_TAB_STOPS):
         f = browser.call(LIVE_JS, "focused", widget)
@@ -304,7 +308,7 @@ def keyboard_walk(browser, page, widget):
     if missing:
         out.append("%s: Tab never reached control(s) %s of %d" % (
             where, ", ".join(str(k + 1) for k in missing), count))
-    return out
+    return out, len(visited)
 
 
 def operate(browser, widget, f, control):
