@@ -43,10 +43,32 @@ def figure_html(m):
 HTML_WITHOUT_LANG = re.compile(r'<html\b(?![^>]*\blang=)([^>]*)>')
 
 
+# The parts of a Doxygen page, named as landmarks (Doxygen 1.9's templates use bare divs): a
+# screen reader jumps to the main text, the contents tree or the title bar by these.
+LANDMARKS = {"top": 'role="banner"', "side-nav": 'role="navigation" aria-label="Contents"',
+             "doc-content": 'role="main"', "nav-path": 'role="contentinfo"'}
+LANDMARK_DIV = re.compile(r'<div id="(%s)"(?![^>]*\brole=)' % "|".join(LANDMARKS))
+
+
+# The file list's icon links to a header's source (no text: a screen reader says "link").
+SOURCE_ICON_LINK = re.compile(r'<a href="([^"]+)_source\.html"><span class="icondoc"></span></a>')
+
+
+def make_accessible(text):
+    """Landmarks, the page title as its heading, names for the icon links; a title for
+    Doxygen's own search pages (search/*.html, which have an empty one)."""
+    text = LANDMARK_DIV.sub(lambda m: '%s %s' % (m.group(0), LANDMARKS[m.group(1)]), text)
+    text = text.replace('<div class="title">',
+                        '<div class="title" role="heading" aria-level="1">', 1)
+    text = SOURCE_ICON_LINK.sub(r'<a href="\1_source.html" aria-label="source"><span '
+                                r'class="icondoc"></span></a>', text)
+    return text.replace("<title></title>", "<title>Search results</title>", 1)
+
+
 def fix_html(html_dir):
     """Remove the WORD JOINER marks and the space Doxygen put after them (see convert_prose);
     make figures links to their full-size SVG with their caption as text alternative; name
-    every page's language."""
+    every page's language and its landmarks."""
     changed = 0
     for root, _, files in os.walk(html_dir):
         for f in files:
@@ -59,6 +81,7 @@ def fix_html(html_dir):
             if f.endswith(".html"):
                 new = keep_punctuation(FIGURE_HTML.sub(figure_html, new))
                 new = HTML_WITHOUT_LANG.sub(r'<html\1 lang="en" xml:lang="en">', new, count=1)
+                new = make_accessible(new)
             if new == text:
                 continue
             with open(p, "w", encoding="utf-8", newline="") as fh:
