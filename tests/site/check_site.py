@@ -21,11 +21,19 @@ each page's DOM and returns the findings. A page fails on
   * HTML tags or TeX written out as text in a heading;
   * figure text smaller than 11 px as the figure is shown at 1280 px (font size times scale);
   * at 400, 800 and 1280 px: a page that scrolls sideways (code, wide tables and formulas
-    scroll in their own boxes), and at 400 px an open sidebar.
+    scroll in their own boxes), and at 400 px an open sidebar;
+  * at 400 px: figure text under 11 px as shown (the figure's phone drawing, if it has one), a
+    figure that a tap opens alone (smaller still on a phone), a box that scrolls sideways
+    without the shadow that says so (site.css, "Phone").
 
 With --search QUERY=PAGE,..., the site's own search (docs/search.js) is used as a reader uses it:
 QUERY typed into the main page's search box must list a section of each PAGE, every result link
 must open an existing page at an existing section, and Enter must land on the first result.
+
+With --menu PAGE, the menu is used as a reader uses it on PAGE at 400 and 1280 px: the menu
+button pressed (on a phone), every chapter page and every section of PAGE must be a visible link
+in it, its link to another chapter must open that chapter, and no link of the navigation may
+lead to an empty page.
 
 With --chapters, every code quote of a page must show its file's lines (the book's root is the
 folder above chapters/) as they are, each line in order, comments and blank lines included; and
@@ -246,7 +254,8 @@ def run_check(args):
             browser.open(url)
             try:
                 found = browser.call(HARNESS, "checkSite", {
-                    "pages": pages, "searches": searches, "concurrency": args.jobs,
+                    "pages": pages, "searches": searches, "menu": args.menu,
+                    "concurrency": args.jobs,
                     "pageTimeoutMs": int(args.page_timeout * 1000)},
                     timeout=max(0.0, t0 + args.timeout - time.monotonic()))
             except TimeoutError:
@@ -400,6 +409,9 @@ def main():
     ap.add_argument("--verbose", action="store_true", help="list external links")
     ap.add_argument("--search", action="append", metavar="QUERY=PAGE[,PAGE...]",
                     help="the site's search for QUERY must find a section of each PAGE")
+    ap.add_argument("--menu", metavar="PAGE",
+                    help="on PAGE (a chapter), the menu opened at 400 and 1280 px must show every "
+                         "chapter (chNN.html) and PAGE's sections, and lead to no empty page")
     ap.add_argument("--screenshot", nargs=2, metavar=("PAGE", "OUT_PNG"),
                     help="take a PNG screenshot of PAGE (e.g. ch01.html or ch01.html#anchor)")
     ap.add_argument("--width", type=int, default=1200)

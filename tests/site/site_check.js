@@ -76,7 +76,7 @@ function figureText(d, width) {
   const out = [];
   for (const o of d.querySelectorAll("div.image object")) {
     const box = o.getBoundingClientRect();
-    if (box.width === 0) continue;  // not shown at this width
+    if (!o.getClientRects().length) continue;  // not shown at this width
     let doc = null;
     try { doc = o.contentDocument; } catch (e) {}
     const svg = doc && doc.documentElement;
@@ -182,7 +182,7 @@ function inspect(path, w, d, mjMessages) {
     if (!img.complete || img.naturalWidth === 0) P("image does not load: <img src=\"" + src + "\">");
   }
   for (const o of d.querySelectorAll("object")) {
-    if (o.getBoundingClientRect().width === 0) continue;  // not shown (nor loaded) at this width
+    if (!o.getClientRects().length) continue;  // not shown (nor loaded) at this width
     const data = o.getAttribute("data") || "";
     let doc = null;
     try { doc = o.contentDocument; } catch (e) {}
@@ -373,7 +373,7 @@ async function checkSearch(searches) {
   return out;
 }
 
-// The menu, used as a reader uses it, on a chapter page at a phone's width and at WIDE: the
+// The menu, used as a reader uses it, on one chapter's page at a phone's width and at WIDE: the
 // menu button clicked where there is one (on a phone), then every chapter and every section
 // of this chapter must be a link one can see in it; following a chapter's link opens that
 // chapter; and every link of the navigation (the contents tree and Doxygen's menu) leads to a
@@ -383,10 +383,9 @@ function shown(w, el) {
   return r.width > 0 && r.height > 0 && r.left >= 0 && r.left < w.innerWidth &&
          cs.visibility !== "hidden" && !el.closest("[aria-hidden=true]");
 }
-async function checkMenu(pages) {
+async function checkMenu(pages, page) {
+  if (!page) return [];
   const chapters = pages.filter(p => /^ch\d\d\.html$/.test(p)).sort();
-  if (!chapters.length) return [];
-  const page = chapters[Math.min(1, chapters.length - 1)];
   const out = [];
   const f = document.createElement("iframe");
   f.height = 900;
@@ -449,7 +448,7 @@ return {
   // Checks the pages (paths relative to the site) at 1280 px, and every page again at the
   // narrow widths; searches: [[query, [pages a result must come from]]]. What it finds goes
   // to window.siteCheck as it comes (progress() reads it after a timeout).
-  async checkSite({pages, searches, concurrency, pageTimeoutMs}) {
+  async checkSite({pages, searches, menu, concurrency, pageTimeoutMs}) {
     const found = window.siteCheck = {results: {}, layout: [], search: []};
     const jobs = pages.map(p => [p, WIDE, false]);
     for (const width of NARROW_WIDTHS) for (const p of pages) jobs.push([p, width, true]);
@@ -466,7 +465,7 @@ return {
     for (let i = 0; i < concurrency; i++) workers.push(worker());
     await Promise.all(workers);
     found.search = await checkSearch(searches);
-    found.search.push(...await checkMenu(pages));
+    found.search.push(...await checkMenu(pages, menu));
     return found;
   },
 
