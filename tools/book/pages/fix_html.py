@@ -60,6 +60,11 @@ def copy_narrow_figures(html_dir, narrow_dir):
     return names
 
 
+# Doxygen's menu entry for its list of related pages, which is empty (every page of the book is
+# a subpage of the main page): a reader would open an empty page.
+EMPTY_PAGES_ENTRY = re.compile(r'\{text:"Related Pages",url:"pages\.html"\},?\n?')
+
+
 # The <html> tag of a page that does not name its language: Doxygen's templates (the pages'
 # header and its own search pages) write none, so a screen reader would guess it.
 HTML_WITHOUT_LANG = re.compile(r'<html\b(?![^>]*\blang=)([^>]*)>')
@@ -68,7 +73,8 @@ HTML_WITHOUT_LANG = re.compile(r'<html\b(?![^>]*\blang=)([^>]*)>')
 def fix_html(html_dir, narrow_dir=None):
     """Remove the WORD JOINER marks and the space Doxygen put after them (see convert_prose);
     make figures links to their full-size SVG with their caption as text alternative; name
-    every page's language. narrow_dir: the figures drawn for a phone (book.pages.site --fix-html)."""
+    every page's language; drop the menu's link to the empty list of related pages.
+    narrow_dir: the figures drawn for a phone (book.pages.site --fix-html)."""
     narrow = copy_narrow_figures(html_dir, narrow_dir)
     with_narrow = functools.partial(figure_html, narrow=narrow)
     changed = 0
@@ -80,6 +86,8 @@ def fix_html(html_dir, narrow_dir=None):
             with open(p, encoding="utf-8", newline="") as fh:
                 text = fh.read()
             new = re.sub(GLUE + "[ \t]?", "", text)
+            if f == "menudata.js":
+                new = EMPTY_PAGES_ENTRY.sub("", new)
             if f.endswith(".html"):
                 new = keep_punctuation(FIGURE_HTML.sub(with_narrow, new))
                 new = HTML_WITHOUT_LANG.sub(r'<html\1 lang="en" xml:lang="en">', new, count=1)
