@@ -105,9 +105,9 @@ function figureText(d, width) {
   return out;
 }
 
-// On a phone, a box that scrolls sideways (a formula, code, a table) must show it does: the
-// shadow at its edge that site.css ("Phone") draws, a background that scrolls with the content
-// (attachment local) over radial shadows.
+// On a phone, a box that scrolls sideways (a formula, code, a table, a figure) must show it
+// does: the shadow at its edge that site.css ("Phone") draws, a background that scrolls with
+// the content (attachment local) over radial shadows, or (a figure) an edge that fades out.
 function scrollCues(w, d, width) {
   const out = [];
   for (const e of d.querySelectorAll("div.contents *")) {
@@ -115,6 +115,7 @@ function scrollCues(w, d, width) {
     const cs = w.getComputedStyle(e);
     if (cs.overflowX !== "auto" && cs.overflowX !== "scroll") continue;
     if (/local/.test(cs.backgroundAttachment) && /radial-gradient/.test(cs.backgroundImage)) continue;
+    if (/gradient/.test(cs.webkitMaskImage || cs.maskImage || "")) continue;  // a fading edge
     out.push("at " + width + " px " + e.localName + (e.className ? "." + String(e.className).split(" ")[0] : "") +
              " ('" + (e.textContent || "").trim().replace(/\s+/g, " ").slice(0, 40) + "') scrolls sideways (" +
              e.scrollWidth + " px in " + e.clientWidth + ") with no sign that it does");

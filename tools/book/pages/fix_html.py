@@ -36,9 +36,10 @@ def figure_html(m, narrow=frozenset()):
     src, caption = m.group(1), m.group(3)
     plain = re.sub(r"<[^>]+>", "", caption)
     plain = re.sub(r"\\[()]", "", plain).replace('"', "&quot;").strip()
-    wide = ('<a class="figure-link" href="%s" title="Open the figure at full size"><object '
-            'type="image/svg+xml" data="%s" role="img" aria-label="%s" style="pointer-events: '
-            'none;"></object></a>' % (src, src, plain))
+    # the box scrolls on a phone when the figure has no phone drawing (site.css)
+    wide = ('<div class="figure-scroll"><a class="figure-link" href="%s" title="Open the figure '
+            'at full size"><object type="image/svg+xml" data="%s" role="img" aria-label="%s" '
+            'style="pointer-events: none;"></object></a></div>' % (src, src, plain))
     if src not in narrow:
         return '<div class="image">%s\n<div class="caption">\n%s</div>' % (wide, caption)
     return ('<div class="image has-narrow">%s<object class="figure-narrow" type="image/svg+xml" '
