@@ -19,7 +19,7 @@ cells = narrow ? "DejaVu Sans,13" : "DejaVu Sans,12"
 masked = narrow ? "–" : "masked"  # a phone's cell is too narrow for the word
 # Equal panels; no colour bar: every cell prints its weight.
 # Side by side; on a phone one above the other.
-if (narrow) { set lmargin at screen 0.2; set rmargin at screen 0.97; set tmargin at screen 0.935; set bmargin at screen 0.625 } \
+if (narrow) { set lmargin at screen 0.25; set rmargin at screen 0.97; set tmargin at screen 0.9; set bmargin at screen 0.6 } \
 else { set lmargin at screen 0.115; set rmargin at screen 0.545; set tmargin at screen 0.84; set bmargin at screen 0.17 }
 unset colorbox
 set title "No mask (encoder): softmax(XX^T/√4)\nrow t averages every token"
@@ -27,9 +27,9 @@ plot in skip 1 using 2:1:(0.5):(0.5):7:xtic(5):ytic(4) with boxxyerror fc palett
      in skip 1 using 2:1:(sprintf("%.3f", $7)):($7 > 0.55 ? 0xffffff : 0x000000) \
         with labels tc rgb variable font cells
 # Same rows as the left panel: its token labels serve both.
-if (narrow) { set tmargin at screen 0.43; set bmargin at screen 0.12 } \
+if (narrow) { set tmargin at screen 0.41; set bmargin at screen 0.11 } \
 else { set lmargin at screen 0.565; set rmargin at screen 0.995; unset ylabel; set format y "" }
-set title "Causal (decoder): softmax(XX^T/√4 + M)\nrow t averages tokens 0..t"
+set title "Causal (decoder):" . (narrow ? "\n" : " ") . "softmax(XX^T/√4 + M)\nrow t averages tokens 0..t"
 plot in skip 1 using 2:1:(0.5):(0.5):($6 > 0 ? NaN : $3):xtic(5) with boxxyerror fc palette, \
      in skip 1 using 2:1:(0.5):($6 > 0 ? 0.5 : NaN) with boxxyerror fs solid 1.0 lc rgb "#eeeeee", \
      in skip 1 using 2:1:($6 > 0 ? masked : sprintf("%.3f", $3)):($6 > 0 ? 0x888888 : ($3 > 0.55 ? 0xffffff : 0x000000)) \

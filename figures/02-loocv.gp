@@ -15,7 +15,7 @@ set xrange [0.005:0.5]
 set yrange [0.2:0.6]
 # Two panels side by side, each with its key underneath (a key inside would hide the curves).
 # On a phone: one above the other, the same way.
-if (narrow) { set tmargin at screen 0.955; set bmargin at screen 0.71; set lmargin at screen 0.16; set rmargin at screen 0.97; set key at screen 0.05, screen 0.655 left top Left reverse samplen 2 } \
+if (narrow) { set tmargin at screen 0.93; set bmargin at screen 0.71; set lmargin at screen 0.16; set rmargin at screen 0.97; set key at screen 0.05, screen 0.655 left top Left reverse samplen 2 } \
 else { set tmargin at screen 0.905; set bmargin at screen 0.39; set lmargin at screen 0.08; set rmargin at screen 0.48; set key at screen 0.08, screen 0.255 left top Left reverse samplen 2 }
 set title "Leave-one-out error CV(h)"
 plot in skip 1 using 1:2 with lines lw 2 lc rgb "#2471a3" title "Gaussian", \

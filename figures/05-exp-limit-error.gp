@@ -12,8 +12,9 @@ set xlabel "power p"
 set ylabel "|e^t − (1 + t/p)^p|"
 set grid lc rgb "#dddddd"
 set key top right title "slopes fitted for p ≥ 64"
-set title "Exp-limit map: error (points)" . (narrow ? "\n" : " ") . "and e^t t²/(2p) (lines)"
-if (narrow) { set key below center Left reverse maxcols 1 samplen 2 height 1 opaque }
+# On a phone the key's title goes into the figure's (under the key it would overlap "power p").
+set title "Exp-limit map: error (points)" . (narrow ? "\n" : " ") . "and e^t t²/(2p) (lines)" . (narrow ? ";\nslopes fitted for p ≥ 64" : "")
+if (narrow) { set key below center Left reverse maxcols 1 samplen 2 height 1 opaque title "" }
 plot in skip 1 using 1:2 with points pt 7 ps 0.6 lc rgb "#c0392b" title sprintf("t = −2, slope %.3f", s1), \
      in skip 1 using 1:3 with lines dt 2 lc rgb "#c0392b" notitle, \
      in skip 1 using 1:4 with points pt 5 ps 0.6 lc rgb "#d68910" title sprintf("t = 0.5, slope %.3f", s2), \

@@ -17,7 +17,7 @@ set ylabel "relative RMSE of φ(q)·φ(k)"
 set grid lc rgb "#dddddd"
 # Two panels side by side, each with its key underneath (inside, a key would hide data).
 # On a phone: one above the other, the same way.
-if (narrow) { set tmargin at screen 0.955; set bmargin at screen 0.71; set lmargin at screen 0.19; set rmargin at screen 0.97; set key at screen 0.05, screen 0.645 left top Left reverse samplen 2 } \
+if (narrow) { set tmargin at screen 0.93; set bmargin at screen 0.71; set lmargin at screen 0.19; set rmargin at screen 0.94; set key at screen 0.05, screen 0.645 left top Left reverse samplen 2 } \
 else { set tmargin at screen 0.9; set bmargin at screen 0.37; set lmargin at screen 0.11; set rmargin at screen 0.48; set key at screen 0.11, screen 0.215 left top Left reverse samplen 2 }
 set title "|q| = |k| = 0.5, q·k = 0.1"
 plot in skip 1 using 1:2 with points pt 7 ps 0.7 lc rgb "#c0392b" title sprintf("positive, slope %.2f", slope_positive), \

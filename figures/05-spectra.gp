@@ -16,7 +16,7 @@ set ylabel "σ_i / σ_1"
 set grid lc rgb "#dddddd"
 # Two panels side by side, each with its key underneath (inside, a key would hide data).
 # On a phone: one above the other, the same way.
-if (narrow) { set tmargin at screen 0.955; set bmargin at screen 0.71; set lmargin at screen 0.19; set rmargin at screen 0.97; set key at screen 0.05, screen 0.645 left top Left reverse samplen 2 } \
+if (narrow) { set tmargin at screen 0.93; set bmargin at screen 0.71; set lmargin at screen 0.19; set rmargin at screen 0.94; set key at screen 0.05, screen 0.645 left top Left reverse samplen 2 } \
 else { set tmargin at screen 0.9; set bmargin at screen 0.37; set lmargin at screen 0.135; set rmargin at screen 0.495; set key at screen 0.135, screen 0.215 left top Left reverse samplen 2 }
 set title (narrow ? "Singular values of\nthe attention matrix" : "Singular values of the attention matrix")
 plot in skip 1 using 1:($2 > 0 ? $2 : NaN) with lines lw 2 lc rgb "#c0392b" title "softmax(QK^T)", \

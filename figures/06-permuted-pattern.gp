@@ -3,7 +3,7 @@
 # 1 = A(PX) (row i is token perm[i]), 2 = P^T A(PX) P. Variable: n (tokens).
 # Each cell prints its weight in per cent (two digits: legible in a 800 px wide figure).
 if (!exists("narrow")) narrow = 0  # 1: drawn for a phone, 360 px wide, panels stacked
-set terminal svg size (narrow ? 360 : 800),(narrow ? 1240 : 400) font (narrow ? "DejaVu Sans,15" : "DejaVu Sans,14") background rgb "white"
+set terminal svg size (narrow ? 360 : 800),(narrow ? 1400 : 400) font (narrow ? "DejaVu Sans,15" : "DejaVu Sans,14") background rgb "white"
 set output out
 set datafile separator ","
 set key off
@@ -23,7 +23,7 @@ array titles[3] = ["A(X)\ntokens in order", "A(PX)\nthe same tokens reordered", 
 do for [p = 0:2] {
   if (narrow) {  # one column, square panels
     set lmargin at screen 0.16; set rmargin at screen 0.92
-    set tmargin at screen 0.865 - p * 0.29; set bmargin at screen 0.62 - p * 0.29
+    set tmargin at screen 0.87 - p * 0.3; set bmargin at screen 0.655 - p * 0.3
   } else {
     set lmargin at screen 0.075 + p * 0.32
     set rmargin at screen 0.345 + p * 0.32
