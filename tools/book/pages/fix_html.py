@@ -1,6 +1,6 @@
 """After Doxygen ran: the generated pages' fixes the filter (book.pages.site) prepared.
 
-python -m book.pages.site --fix-html HTML_DIR [NARROW_DIR] runs it.
+python -m book.pages.site --fix-html HTML_DIR [NARROW_DIR...] runs it.
 """
 import functools
 import os
@@ -47,17 +47,18 @@ def figure_html(m, narrow=frozenset()):
             '</div>' % (wide, src, plain, caption))
 
 
-def copy_narrow_figures(html_dir, narrow_dir):
-    """The phone drawings (narrow_dir/<name>.svg) of the figures the site shows, copied to
+def copy_narrow_figures(html_dir, narrow_dirs):
+    """The phone drawings (<narrow dir>/<name>.svg) of the figures the site shows, copied to
     html_dir/narrow/: their names."""
     names = set()
-    if not narrow_dir or not os.path.isdir(narrow_dir):
-        return names
-    os.makedirs(os.path.join(html_dir, "narrow"), exist_ok=True)
-    for f in sorted(os.listdir(narrow_dir)):
-        if f.endswith(".svg") and os.path.isfile(os.path.join(html_dir, f)):
-            shutil.copyfile(os.path.join(narrow_dir, f), os.path.join(html_dir, "narrow", f))
-            names.add(f)
+    for narrow_dir in narrow_dirs:
+        if not os.path.isdir(narrow_dir):
+            continue
+        os.makedirs(os.path.join(html_dir, "narrow"), exist_ok=True)
+        for f in sorted(os.listdir(narrow_dir)):
+            if f.endswith(".svg") and os.path.isfile(os.path.join(html_dir, f)):
+                shutil.copyfile(os.path.join(narrow_dir, f), os.path.join(html_dir, "narrow", f))
+                names.add(f)
     return names
 
 
@@ -71,12 +72,12 @@ EMPTY_PAGES_ENTRY = re.compile(r'\{text:"Related Pages",url:"pages\.html"\},?\n?
 HTML_WITHOUT_LANG = re.compile(r'<html\b(?![^>]*\blang=)([^>]*)>')
 
 
-def fix_html(html_dir, narrow_dir=None):
+def fix_html(html_dir, *narrow_dirs):
     """Remove the WORD JOINER marks and the space Doxygen put after them (see convert_prose);
     make figures links to their full-size SVG with their caption as text alternative; name
     every page's language; drop the menu's link to the empty list of related pages.
-    narrow_dir: the figures drawn for a phone (book.pages.site --fix-html)."""
-    narrow = copy_narrow_figures(html_dir, narrow_dir)
+    narrow_dirs: where the figures drawn for a phone are (book.pages.site --fix-html)."""
+    narrow = copy_narrow_figures(html_dir, narrow_dirs)
     with_narrow = functools.partial(figure_html, narrow=narrow)
     changed = 0
     for root, _, files in os.walk(html_dir):

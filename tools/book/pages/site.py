@@ -32,7 +32,7 @@ from cited test names to their source lines.
 
 Usage: python -m book.pages.site [--out DIR] FILE   (Doxygen's convention: the filtered text
                                                      goes to stdout)
-       python -m book.pages.site --fix-html DIR [NARROW_DIR]  (after Doxygen: book.pages.fix_html)
+       python -m book.pages.site --fix-html DIR [NARROW_DIR...]  (after Doxygen: book.pages.fix_html)
 """
 import os
 import re
@@ -526,7 +526,7 @@ def site_markdown(path, text, out_dir):
 
 
 def main(argv):
-    if len(argv) in (3, 4) and argv[1] == "--fix-html":
+    if len(argv) >= 3 and argv[1] == "--fix-html":
         fix_html(*argv[2:])
         return 0
     out_dir = None
@@ -535,7 +535,7 @@ def main(argv):
         argv = [argv[0], argv[3]]
     if len(argv) != 2:
         sys.stderr.write("usage: python -m book.pages.site [--out PROGRAM_OUTPUT_DIR] FILE.md  |  "
-                         "python -m book.pages.site --fix-html HTML_DIR [NARROW_DIR]\n")
+                         "python -m book.pages.site --fix-html HTML_DIR [NARROW_DIR...]\n")
         return 2
     with open(argv[1], encoding="utf-8", newline="") as f:
         text = f.read()
