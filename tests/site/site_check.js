@@ -88,7 +88,7 @@ function figureText(d, width) {
                   svg.width.baseVal.value;
     const scale = box.width / drawn;
     let min = Infinity, what = "";
-    for (const t of svg.querySelectorAll("text")) {
+    for (const t of svg.querySelectorAll("text, tspan")) {  // superscripts are smaller tspans
       if (!t.textContent.trim()) continue;
       const px = parseFloat(doc.defaultView.getComputedStyle(t).fontSize) * scale;
       if (px < min) { min = px; what = t.textContent.trim().slice(0, 30); }
