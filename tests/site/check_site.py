@@ -19,12 +19,13 @@ each page's DOM and returns the findings. A page fails on
   * broken internal links (missing file or missing #anchor; external links are only listed);
   * any request of the page that the server answered 404 (scripts, styles, fonts, images);
   * HTML tags or TeX written out as text in a heading;
-  * figure text smaller than 11 px as the figure is shown at 1280 px (font size times scale);
+  * figure text smaller than 11 px as the figure is shown at 1280 px (font size times scale,
+    superscripts included);
   * at 400, 800 and 1280 px: a page that scrolls sideways (code, wide tables and formulas
     scroll in their own boxes), and at 400 px an open sidebar;
-  * at 400 px: figure text under 11 px as shown (the figure's phone drawing, if it has one), a
-    figure that a tap opens alone (smaller still on a phone), a box that scrolls sideways
-    without the shadow that says so (site.css, "Phone").
+  * at 400 and 800 px: figure text under 11 px as shown (the figure's phone drawing, if it has
+    one); at 400 px a figure that a tap opens alone (smaller still on a phone), a box that
+    scrolls sideways without the shadow that says so (site.css, "Phone").
 
 With --search QUERY=PAGE,..., the site's own search (docs/search.js) is used as a reader uses it:
 QUERY typed into the main page's search box must list a section of each PAGE, every result link

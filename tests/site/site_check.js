@@ -265,7 +265,8 @@ function checkPage(path, width, layoutOnly, timeoutMs) {
         try {
           if (layoutOnly) {
             const problems = layout(w, d, width);
-            if (width <= PHONE) problems.push(...figureText(d, width), ...scrollCues(w, d, width));
+            problems.push(...figureText(d, width));
+            if (width <= PHONE) problems.push(...scrollCues(w, d, width));
             finish({page: path, width: width, problems: problems});
             return;
           }
