@@ -243,20 +243,8 @@ class Browser:
         with open(path, "wb") as f:
             f.write(base64.b64decode(data))
 
-    # ---- a reader's hands: keys, typing and clicks as Chromium receives them from a person
-    # (focus moves on Tab, Enter follows a focused link), not events made up in the page.
-    KEYS = {"Enter": 13, "Tab": 9, "Escape": 27, "ArrowDown": 40, "ArrowUp": 38}
-
-    def press(self, key, shift=False):
-        """Presses and releases a key of KEYS (with Shift if shift)."""
-        code = self.KEYS[key]
-        params = {"key": key, "code": key, "windowsVirtualKeyCode": code,
-                  "nativeVirtualKeyCode": code, "modifiers": 8 if shift else 0}
-        if key == "Enter":
-            params["text"] = "\r"
-        self.page("Input.dispatchKeyEvent", dict(params, type="keyDown"))
-        self.page("Input.dispatchKeyEvent", dict(params, type="keyUp"))
-
+    # ---- a reader's hands (press, above; typing and clicks) as Chromium receives them from a
+    # person (focus moves on Tab, Enter follows a focused link), not events made up in the page.
     def type(self, text):
         """Types text into the focused element (an input event, as from a keyboard)."""
         self.page("Input.insertText", {"text": text})

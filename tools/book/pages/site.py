@@ -32,7 +32,7 @@ from cited test names to their source lines.
 
 Usage: python -m book.pages.site [--out DIR [--build-info FILE]] FILE   (Doxygen's convention:
                                                      the filtered text goes to stdout)
-       python -m book.pages.site --fix-html DIR       (after Doxygen: book.pages.fix_html)
+       python -m book.pages.site --fix-html DIR [NARROW_DIR...]  (after Doxygen: book.pages.fix_html)
 """
 import os
 import re
@@ -530,8 +530,8 @@ def site_markdown(path, text, out_dir, build_info=None):
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] == "--fix-html":
-        fix_html(argv[2])
+    if len(argv) >= 3 and argv[1] == "--fix-html":
+        fix_html(*argv[2:])
         return 0
     options = {}
     while len(argv) > 3 and argv[1] in ("--out", "--build-info"):
@@ -541,7 +541,7 @@ def main(argv):
     if len(argv) != 2 or ("--build-info" in options and not out_dir):
         sys.stderr.write("usage: python -m book.pages.site [--out PROGRAM_OUTPUT_DIR "
                          "[--build-info FILE]] FILE.md  |  "
-                         "python -m book.pages.site --fix-html HTML_DIR\n")
+                         "python -m book.pages.site --fix-html HTML_DIR [NARROW_DIR...]\n")
         return 2
     with open(argv[1], encoding="utf-8", newline="") as f:
         text = f.read()
