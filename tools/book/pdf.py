@@ -39,6 +39,9 @@ def print_book(html_dir, out):
     pages = book_pages(html_dir)
     out = os.path.abspath(out)
     with tempfile.TemporaryDirectory(prefix="book-pdf-") as tmp, Browser(1100, 1400) as browser:
+        # Laid out as printed from the start: a figure hidden on screen at this width (the
+        # phone drawing's swap, site.css) would otherwise never load, and print blank.
+        browser.page("Emulation.setEmulatedMedia", {"media": "print"})
         parts = []
         for k, page in enumerate(pages):
             browser.open(pathlib.Path(html_dir, page).resolve().as_uri())
