@@ -312,6 +312,10 @@ function shown(w, el) {
   return r.width > 0 && r.height > 0 && r.left >= 0 && r.left < w.innerWidth &&
          cs.visibility !== "hidden" && !el.closest("[aria-hidden=true]");
 }
+function loadFrame(f, src) {
+  return new Promise(resolve => { f.onload = () => resolve(); f.src = src; });
+}
+
 async function checkMenu(pages, page) {
   if (!page) return [];
   const chapters = pages.filter(p => /^ch\d\d\.html$/.test(p)).sort();
