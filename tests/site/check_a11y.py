@@ -24,6 +24,7 @@ focus when the window is resized.
 Exit status: 0 pass, 1 problems, 2 usage (no site, no axe), 77 no Chromium.
 """
 import argparse
+import concurrent.futures
 import os
 import sys
 import time
@@ -95,6 +96,33 @@ def toggle_by_keyboard(browser, site, width):
     return out
 
 
+def audit_pages(runs, site, args, exe):
+    """(problems, {impact: nodes}) of axe on `runs` ([(page, "light" or "dark")]), in one
+    browser; with --counts, a line per page."""
+    problems, totals = [], {}
+    with Browser(args.width, 900, exe) as browser:
+        browser.preload(args.axe)
+        for page, mode in runs:
+            browser.page("Emulation.setEmulatedMedia", {"features": [
+                {"name": "prefers-color-scheme", "value": "dark" if mode == "dark" else "light"}]})
+            t = time.monotonic()
+            violations = audit(browser, site, page)
+            t = time.monotonic() - t
+            if mode == "dark" and not browser.evaluate(
+                    "document.documentElement.classList.contains('dark-mode')"):
+                problems.append("%s (dark): the page did not switch to dark mode" % page)
+            report(page, mode, violations, problems)
+            n = summary(violations)
+            for impact in ("critical", "serious", "moderate", "minor"):
+                totals[impact] = totals.get(impact, 0) + sum(
+                    len(v["nodes"]) for v in violations if v["impact"] == impact)
+            if args.counts:
+                print("  %-50s %-5s %5.1f s  all %2d rules/%4d nodes; serious+critical %2d/%4d  %s"
+                      % ((page, mode, t) + n + (" ".join(sorted(v["rule"] for v in violations)),)),
+                      flush=True)
+    return problems, totals
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--site", required=True, help="the site's html directory")
@@ -103,6 +131,7 @@ def main():
     ap.add_argument("--only", nargs="+", help="check only these pages (relative to --site)")
     ap.add_argument("--counts", action="store_true", help="print every page's numbers")
     ap.add_argument("--width", type=int, default=1280)
+    ap.add_argument("--jobs", type=int, default=2, help="browsers auditing side by side")
     args = ap.parse_args()
     site = os.path.abspath(args.site)
     if not os.path.isfile(os.path.join(site, "index.html")):
@@ -118,29 +147,17 @@ def main():
     pages = args.only or list_pages(site)
     runs = [(p, "light") for p in pages] + [(p, "dark") for p in args.dark
                                             if not args.only or p in args.only]
-    problems, totals, t0 = [], {}, time.monotonic()
-    with Browser(args.width, 900, exe) as browser:
-        browser.preload(args.axe)
-        for page, mode in runs:
-            if mode == "dark":
-                browser.page("Emulation.setEmulatedMedia", {"features": [
-                    {"name": "prefers-color-scheme", "value": "dark"}]})
-            t = time.monotonic()
-            violations = audit(browser, site, page)
-            t = time.monotonic() - t
-            if mode == "dark" and not browser.evaluate(
-                    "document.documentElement.classList.contains('dark-mode')"):
-                problems.append("%s (dark): the page did not switch to dark mode" % page)
-            report(page, mode, violations, problems)
-            n = summary(violations)
-            for impact in ("critical", "serious", "moderate", "minor"):
-                totals[impact] = totals.get(impact, 0) + sum(
-                    len(v["nodes"]) for v in violations if v["impact"] == impact)
-            if args.counts:
-                print("  %-50s %-5s %5.1f s  all %2d rules/%4d nodes; serious+critical %2d/%4d  %s"
-                      % ((page, mode, t) + n + (" ".join(sorted(v["rule"] for v in violations)),)))
-        browser.page("Emulation.setEmulatedMedia", {"features": []})
-        if not args.only or "index.html" in args.only:
+    t0 = time.monotonic()
+    # Two browsers, each auditing every other page: axe on 300-odd pages is the site tests'
+    # longest part, and one Chromium keeps one core busy.
+    shares = [runs[k::args.jobs] for k in range(args.jobs)]
+    with concurrent.futures.ThreadPoolExecutor(len(shares)) as pool:
+        done = list(pool.map(lambda share: audit_pages(share, site, args, exe), shares))
+    problems = [p for d in done for p in d[0]]
+    totals = {k: sum(d[1].get(k, 0) for d in done) for k in ("critical", "serious", "moderate",
+                                                             "minor")}
+    if not args.only or "index.html" in args.only:
+        with Browser(args.width, 900, exe) as browser:
             problems += toggle_by_keyboard(browser, site, args.width)
     print("check_a11y: %d pages (%d in dark mode too), axe-core nodes: %s; %.0f s" % (
         len(pages), len(runs) - len(pages),
