@@ -213,7 +213,10 @@ def code_quote_problems(site, pages, root):
                 out.append((page, "the quote of %s leaves out line(s) %s" %
                             (shown, ", ".join(map(str, missing)))))
             for n, text in lines:
-                if text.rstrip() != source[n - 1].rstrip():
+                if n > len(source):
+                    out.append((page, "the quote of %s shows line %d; the file has %d" %
+                                (shown, n, len(source))))
+                elif text.rstrip() != source[n - 1].rstrip():
                     out.append((page, "the quote of %s shows line %d as %r, not %r" %
                                 (shown, n, text.strip()[:60], source[n - 1].strip()[:60])))
     return out
