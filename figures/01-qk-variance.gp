@@ -1,9 +1,10 @@
 # Var(q.k) against d, with and without the 1/sqrt(d) scale, with +-2 standard-error bars.
 # Data: in = CSV with d,var,var_scaled,se,se_scaled,max_weight,max_weight_scaled (from ch01).
-set terminal svg size 800,440 font "DejaVu Sans,14" background rgb "white"
+if (!exists("narrow")) narrow = 0  # 1: drawn for a phone, 360 px wide, panels stacked
+set terminal svg size (narrow ? 360 : 800),(narrow ? 760 : 440) font (narrow ? "DejaVu Sans,15" : "DejaVu Sans,14") background rgb "white"
 set output out
 set datafile separator ","
-set multiplot layout 1,2
+if (narrow) { set multiplot layout 2,1 } else { set multiplot layout 1,2 }
 set logscale xy 2
 set format x "%g"
 set format y "%g"

@@ -1,9 +1,10 @@
 # Softmax of s*z as the scale s grows: entropy and Jacobian 2-norm, median and 10-90% band.
 # Data: in = CSV with scale, entropy_{median,p10,p90}, jacobian_{median,p10,p90} (from ch01).
-set terminal svg size 800,440 font "DejaVu Sans,14" background rgb "white"
+if (!exists("narrow")) narrow = 0  # 1: drawn for a phone, 360 px wide, panels stacked
+set terminal svg size (narrow ? 360 : 800),(narrow ? 760 : 440) font (narrow ? "DejaVu Sans,15" : "DejaVu Sans,14") background rgb "white"
 set output out
 set datafile separator ","
-set multiplot layout 1,2
+if (narrow) { set multiplot layout 2,1 } else { set multiplot layout 1,2 }
 set logscale x 10
 set format x "10^{%L}"
 set xlabel "logit scale s"

@@ -1,6 +1,7 @@
 # Error rate |β_eq − β_LS| / |β_LS| of the trained h = id system, one point per run and configuration.
 # Data: in = CSV with config (0, 1, ...), run, error_rate, label (from ch03).
-set terminal svg size 800,500 font "DejaVu Sans,14" background rgb "white"
+if (!exists("narrow")) narrow = 0  # 1: drawn for a phone, 360 px wide, the key below
+set terminal svg size (narrow ? 360 : 800),(narrow ? 420 : 500) font (narrow ? "DejaVu Sans,15" : "DejaVu Sans,14") background rgb "white"
 set output out
 set datafile separator ","
 stats in skip 1 using 1 name "C" nooutput

@@ -1,6 +1,7 @@
 # The hat matrix H = X (XᵀX)⁻¹ Xᵀ as a heatmap with signed colours.
 # Data: in = CSV with row, col, value (from ch03).
-set terminal svg size 720,620 font "DejaVu Sans,14" background rgb "white"
+if (!exists("narrow")) narrow = 0  # 1: drawn for a phone, 360 px wide, the key below
+set terminal svg size (narrow ? 360 : 720),(narrow ? 440 : 620) font (narrow ? "DejaVu Sans,15" : "DejaVu Sans,14") background rgb "white"
 set output out
 set datafile separator ","
 set key off
@@ -15,5 +16,5 @@ stats in skip 1 using 1 name "R" nooutput
 set xrange [-0.5:R_max + 0.5]
 set yrange [R_max + 0.5:-0.5]
 set tics out nomirror
-set title "Least squares as attention: the weights H_{ij} of the hat matrix"
+set title "Least squares as attention:" . (narrow ? "\n" : " ") . "the weights H_{ij} of the hat matrix"
 plot in skip 1 using 2:1:3 with image pixels

@@ -3,7 +3,8 @@
 # Data: in = 05-spectra.csv (index, softmax, linear_r<r_small>, linear_r<r_big>);
 # in2 = 05-rank-scale.csv (scale, rank_1e10, rank_1e6, favourites).
 # Variables: r_small, r_big = the two r.
-set terminal svg size 800,480 font "DejaVu Sans,14" background rgb "white"
+if (!exists("narrow")) narrow = 0  # 1: drawn for a phone, 360 px wide, panels stacked
+set terminal svg size (narrow ? 360 : 800),(narrow ? 1000 : 480) font (narrow ? "DejaVu Sans,15" : "DejaVu Sans,14") background rgb "white"
 set output out
 set datafile separator ","
 set multiplot
@@ -14,12 +15,10 @@ set xlabel "index i"
 set ylabel "σ_i / σ_1"
 set grid lc rgb "#dddddd"
 # Two panels side by side, each with its key underneath (inside, a key would hide data).
-set tmargin at screen 0.9
-set bmargin at screen 0.37
-set lmargin at screen 0.135
-set rmargin at screen 0.495
-set key at screen 0.135, screen 0.215 left top Left reverse samplen 2
-set title "Singular values of the attention matrix"
+# On a phone: one above the other, the same way.
+if (narrow) { set tmargin at screen 0.93; set bmargin at screen 0.71; set lmargin at screen 0.19; set rmargin at screen 0.94; set key at screen 0.05, screen 0.645 left top Left reverse samplen 2 } \
+else { set tmargin at screen 0.9; set bmargin at screen 0.37; set lmargin at screen 0.135; set rmargin at screen 0.495; set key at screen 0.135, screen 0.215 left top Left reverse samplen 2 }
+set title (narrow ? "Singular values of\nthe attention matrix" : "Singular values of the attention matrix")
 plot in skip 1 using 1:($2 > 0 ? $2 : NaN) with lines lw 2 lc rgb "#c0392b" title "softmax(QK^T)", \
      in skip 1 using 1:($3 > 0 ? $3 : NaN) with lines lw 2 lc rgb "#27ae60" title sprintf("linear, r = %d", r_small), \
      in skip 1 using 1:($4 > 0 ? $4 : NaN) with lines lw 2 lc rgb "#2471a3" title sprintf("linear, r = %d", r_big)
@@ -31,9 +30,8 @@ set autoscale y
 set yrange [0:*]
 set xlabel "logit scale s"
 set ylabel "numerical rank"
-set lmargin at screen 0.61
-set rmargin at screen 0.98
-set key at screen 0.61, screen 0.215 left top Left reverse samplen 2
+if (narrow) { set tmargin at screen 0.46; set bmargin at screen 0.215; set key at screen 0.05, screen 0.15 left top Left reverse samplen 2 } \
+else { set lmargin at screen 0.61; set rmargin at screen 0.98; set key at screen 0.61, screen 0.215 left top Left reverse samplen 2 }
 set title "Rank of softmax(s QK^T)"
 plot in2 skip 1 using 1:2 with linespoints pt 7 ps 0.6 lc rgb "#c0392b" title "σ_i > 10^{-10} σ_1", \
      in2 skip 1 using 1:3 with linespoints pt 5 ps 0.6 lc rgb "#d68910" title "σ_i > 10^{-6} σ_1", \

@@ -18,7 +18,9 @@
       const row = B.html("div", {style: "margin:0 0 0.4em"}, view.body);
       const button = B.html("button", {type: "button", style: "font:inherit;padding:0.05em 0.6em"}, row,
                             "as Fig. 3.2 (n = 20, d = 3)");
-      button.disabled = Object.keys(fig).every(function (k) { return values[k] === fig[k]; });
+      // aria-disabled, not disabled: the button keeps the keyboard focus that pressed it
+      const atFigure = Object.keys(fig).every(function (k) { return values[k] === fig[k]; });
+      button.setAttribute("aria-disabled", String(atFigure));
       button.addEventListener("click", function () { view.set(fig); });
       // signed colours as in Figure 3.2; entries written when the cells are large enough
       const index = r.H.map(function (row, i) { return String(i + 1); });

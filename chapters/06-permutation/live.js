@@ -40,15 +40,19 @@
       const on = t === selected;
       const chip = H("button", {type: "button", title: "pick " + r.tokens[i] + " to move it",
                                 "aria-pressed": on ? "true" : "false",
-                                style: base + (on ? "background:var(--primary-color);color:#fff;" : "background:none;color:inherit;")},
+                                style: base + (on ? "background:var(--primary-color);color:var(--page-background-color);" : "background:none;color:inherit;")},
                      row, r.tokens[i]);
       chip.addEventListener("click", function () { selected = on ? null : t; view.set({}); });
     });
     const small = "font:inherit;padding:0.05em 0.5em;";
-    const left = H("button", {type: "button", style: small, title: "move the picked token left"}, row, "◀");
-    const right = H("button", {type: "button", style: small, title: "move the picked token right"}, row, "▶");
-    if (at <= 0) left.disabled = true;
-    if (at < 0 || at >= n - 1) right.disabled = true;
+    const left = H("button", {type: "button", style: small, "aria-label": "move the picked token left",
+                              title: "move the picked token left"}, row, "◀");
+    const right = H("button", {type: "button", style: small, "aria-label": "move the picked token right",
+                               title: "move the picked token right"}, row, "▶");
+    // aria-disabled, not disabled: a button keeps the keyboard focus that pressed it when
+    // the picked token reaches the end of the row (move() ignores a step off the row)
+    left.setAttribute("aria-disabled", String(at <= 0));
+    right.setAttribute("aria-disabled", String(at < 0 || at >= n - 1));
     left.addEventListener("click", function () { move(-1); });
     right.addEventListener("click", function () { move(1); });
     const plain = H("button", {type: "button", style: small}, row, "in order");

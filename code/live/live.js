@@ -478,6 +478,28 @@ var BookLive = (function () {
   }
 
   // ---- one widget ---------------------------------------------------------------------------
+  // Controls a figure draws itself (token chips, "as Fig. 3.2") are drawn anew on every
+  // redraw, which removes the one that has focus: a keyboard reader would be thrown back to
+  // the top of the page. The control at the same place in the new drawing takes focus
+  // instead (the nearest that can, when that one is now disabled; else the figure itself).
+  const FOCUSABLE = "button, input, select, textarea, a[href], [tabindex]";
+  function focusedControl(body) {
+    const all = Array.prototype.slice.call(body.querySelectorAll(FOCUSABLE));
+    return all.indexOf(document.activeElement);
+  }
+  function refocus(body, index) {
+    if (index < 0) return;
+    const all = Array.prototype.slice.call(body.querySelectorAll(FOCUSABLE));
+    const order = all.map(function (e, k) { return k; }).sort(function (a, b) {
+      return Math.abs(a - index) - Math.abs(b - index) || b - a;  // a tie: the next one
+    });
+    for (const k of order) {
+      all[k].focus();
+      if (document.activeElement === all[k]) return;
+    }
+    body.parentNode.focus();
+  }
+
   function query(values) {
     return Object.keys(values).map(function (k) { return k + "=" + values[k]; }).join("&");
   }
@@ -487,6 +509,7 @@ var BookLive = (function () {
     const spec = specs[name];
     if (!spec) throw new Error("live figure '" + name + "' is not defined (chapters/*/live.js)");
     root.textContent = "";
+    root.setAttribute("tabindex", "-1");  // where focus goes when its control is gone (refocus)
     html("div", {"class": "live-title"}, root, spec.title);
     const controls = html("div", {"class": "live-controls"}, root);
     const body = html("div", {"class": "live-body", "aria-live": "polite"}, root);
@@ -499,6 +522,7 @@ var BookLive = (function () {
       const text = mod.compute(spec.compute, query(values));
       const t1 = performance.now();
       const result = JSON.parse(text);
+      const focused = focusedControl(body);
       body.textContent = "";
       root.setAttribute("data-query", query(values));
       if (result.exercise) {  // the student copy: this figure runs the reader's own code
@@ -510,6 +534,7 @@ var BookLive = (function () {
       } else {
         spec.draw(view, result, values);
       }
+      refocus(body, focused);
       const t2 = performance.now();
       w.last = {query: query(values), json: text, computeMs: t1 - t0, drawMs: t2 - t0};
       foot.textContent = "Computed in your browser by the book's attn library (WebAssembly) in " +
@@ -547,7 +572,10 @@ var BookLive = (function () {
     for (const c of spec.controls) {
       values[c.name] = c.value;
       if (c.type === "fixed") continue;
-      const label = html("label", {"class": "live-control"}, controls);
+      // A button is named by its own text: inside a <label> it would be named by the label,
+      // which has none.
+      const plain = c.type === "button" || c.type === "seed";
+      const label = html(plain ? "span" : "label", {"class": "live-control"}, controls);
       html("span", {"class": "live-label"}, label, c.label + " ");
       let input, shown = null;
       if (c.type === "toggle") {

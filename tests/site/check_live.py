@@ -23,7 +23,15 @@ A page fails on
     gives `alone`: the reason no static figure fits), that is printed,
     or that takes room on the page when JavaScript is off;
   * a widget number that the chapter program also computes (`program` in live.js: a key of
-    its results.json) and that differs from it by more than 1e-12 relative.
+    its results.json) and that differs from it by more than 1e-12 relative;
+  * a live figure that the keyboard alone cannot use. From its first control, Tab is pressed
+    (as a reader presses it, Input.dispatchKeyEvent) until focus leaves the figure; each
+    control on the way is changed with its keys (a slider with the arrow keys, a checkbox with
+    Space, a list with the arrow keys, a button with Enter) and changed back. It fails when
+    Tab skips a control or goes elsewhere than the next one in the page, when a key loses
+    focus (a redraw removed the focused control), when a key does not change its control,
+    when a control has no accessible name (in Chromium's accessibility tree) or no focus
+    ring, and when a moved slider does not announce (aria-valuetext) the value shown.
 
 It also measures, in the page, the time from a control change to the redrawn figure: the
 event handler alone (computing in WebAssembly, parsing, rebuilding the SVG) and up to the
@@ -123,8 +131,11 @@ def main():
                                           "last check into this directory")
     ap.add_argument("--width", type=int, default=1280)
     ap.add_argument("--repeat", type=int, default=20, help="control changes timed per widget")
+    ap.add_argument("--only", nargs="+", help="check only these chapter pages (ch06.html ...)")
     args = ap.parse_args()
     pages = sorted(glob.glob(os.path.join(args.site, "ch[0-9][0-9].html")))
+    if args.only:
+        pages = [p for p in pages if os.path.basename(p) in args.only]
     if not pages or not os.path.isfile(os.path.join(args.site, "attn-live.js")):
         print("check_live: no chapter pages or no attn-live.js in %s (build the site)" % args.site)
         return 2
@@ -136,6 +147,7 @@ def main():
         os.makedirs(args.screenshots, exist_ok=True)
     student_copy = bool(args.root) and os.path.isfile(os.path.join(args.root, ".book-release"))
     problems, timings, compared, shown_count, waiting = [], [], 0, 0, set()
+    tab_stops = 0
     defined_js = None
     with Browser(args.width, 900, exe, hide_scrollbars=True) as browser:
         for page in pages:
@@ -215,6 +227,10 @@ def main():
                             where, p["key"], got, p["results"], want))
                     else:
                         compared += 1
+            for w in widgets:
+                found, stops = keyboard_walk(browser, name, w["name"])
+                problems += found
+                tab_stops += stops
             for w in browser.call(LIVE_JS, "misplaced"):
                 problems.append("%s: live figure %s does not follow a static figure (put its "
                                 "marker after the figure's caption)" % (name, w))
@@ -233,11 +249,11 @@ def main():
                 problems.append("%s: live figure %s takes room without JavaScript" % (
                     os.path.basename(page), w))
     on_pages = {t[0] for t in timings}
-    for n in sorted(set(defined_js or []) - on_pages):
+    for n in sorted(set(defined_js or []) - on_pages if not args.only else []):
         problems.append("live figure %s is defined but on no chapter page (<!-- live: %s -->)" % (n, n))
     print("live figures: %d widgets on %d pages; %d numbers compared with the native build and "
-          "chapter programs, %d shown numbers checked" % (len(timings), len(pages), compared,
-                                                           shown_count))
+          "chapter programs, %d shown numbers checked; %d controls used by keyboard alone" % (
+              len(timings), len(pages), compared, shown_count, tab_stops))
     print("time from a control change to the redrawn figure (ms, %d changes each, %d px):" % (
         args.repeat, args.width))
     print("  %-26s %16s %16s" % ("widget", "handler med/max", "to frame med/max"))
@@ -248,6 +264,79 @@ def main():
     for p in problems:
         print("FAIL " + p)
     return 1 if problems else 0
+
+
+# The keys that change a focused control, and the keys that change it back (a slider at the
+# end of its range moves the other way).
+KEYS = {"range": (("ArrowRight", "ArrowLeft"), ("ArrowLeft", "ArrowRight")),
+        "checkbox": (("Space", "Space"),), "select": (("ArrowDown", "ArrowUp"),
+                                                     ("ArrowUp", "ArrowDown")),
+        "button": (("Enter", None),)}
+MAX_TAB_STOPS = 100
+
+
+def keyboard_walk(browser, page, widget):
+    """A live figure used with the keyboard alone (see the module's docstring): the problems
+    and the number of controls Tab stopped at."""
+    where = "%s %s" % (page, widget)
+    if not browser.call(LIVE_JS, "focusFirst", widget):
+        return ["%s: no control that Tab reaches" % where], 0
+    out, visited, count = [], set(), 0
+    for _ in range(MAX_TAB_STOPS):
+        f = browser.call(LIVE_JS, "focused", widget)
+        if not f["inWidget"]:
+            break
+        count = f["count"]
+        visited.add(f["index"])
+        control = "%s: control %d (%s)" % (where, f["index"] + 1, f["what"])
+        ax = browser.accessible("document.activeElement") or {}
+        if not ax.get("name", "").strip():
+            out.append("%s has no accessible name (a screen reader says only %r)" % (
+                control, ax.get("role")))
+        if not f["ring"]:
+            out.append("%s shows no focus ring" % control)
+        out += operate(browser, widget, f, control)
+        browser.call(LIVE_JS, "expectNext")
+        browser.press("Tab")
+        if not browser.call(LIVE_JS, "atExpected"):
+            g = browser.call(LIVE_JS, "focused", widget)
+            out.append("%s: Tab went to %s, not to the next control" % (control, g["what"]))
+            break
+    else:
+        out.append("%s: still inside after %d Tabs" % (where, MAX_TAB_STOPS))
+    missing = sorted(set(range(count)) - visited)
+    if missing:
+        out.append("%s: Tab never reached control(s) %s of %d" % (
+            where, ", ".join(str(k + 1) for k in missing), count))
+    return out, len(visited)
+
+
+def operate(browser, widget, f, control):
+    """Changes the focused control with its keys and back: the problems."""
+    kind = f["type"] if f["type"] in ("range", "checkbox") else f["tag"]
+    if kind not in KEYS:
+        return []
+    out = []
+    for change, back in KEYS.get(kind, ()):
+        browser.press(change)
+        g = browser.call(LIVE_JS, "focused", widget)
+        if not g["inWidget"] or g["index"] != f["index"]:
+            out.append("%s: focus lost on %s (it went to %s)" % (
+                control, change, g["what"] if g["inWidget"] else "outside the figure: " + g["what"]))
+            browser.call(LIVE_JS, "focusAt", widget, f["index"])
+            return out
+        if kind == "button":
+            return out
+        if (g["value"], g["checked"]) == (f["value"], f["checked"]):
+            continue  # a slider at the end of its range: the other way
+        if kind == "range" and (not g["shown"] or g["shown"] not in (g["valuetext"] or "")):
+            out.append("%s announces %r after %s, not the value shown, %r" % (
+                control, g["valuetext"], change, g["shown"]))
+        browser.press(back)
+        return out
+    out.append("%s: the keys %s do not change it" % (
+        control, " / ".join(c for c, _ in KEYS.get(kind, ()))))
+    return out
 
 
 def shot(browser, widget, path, width):

@@ -19,9 +19,13 @@ each page's DOM and returns the findings. A page fails on
   * broken internal links (missing file or missing #anchor; external links are only listed);
   * any request of the page that the server answered 404 (scripts, styles, fonts, images);
   * HTML tags or TeX written out as text in a heading;
-  * figure text smaller than 11 px as the figure is shown at 1280 px (font size times scale);
+  * figure text smaller than 11 px as the figure is shown at 1280 px (font size times scale,
+    superscripts included);
   * at 400, 800 and 1280 px: a page that scrolls sideways (code, wide tables and formulas
-    scroll in their own boxes), and at 400 px an open sidebar.
+    scroll in their own boxes), and at 400 px an open sidebar;
+  * at 400 and 800 px: figure text under 11 px as shown (the figure's phone drawing, if it has
+    one); at 400 px a figure that a tap opens alone (smaller still on a phone), a box that
+    scrolls sideways without the shadow that says so (site.css, "Phone").
 
 With --search QUERY=PAGE,..., the site's own search (docs/search.js) is used as a reader uses it,
 with Chromium's own keys and mouse, at 400 and 1280 px: QUERY typed into the main page's search
@@ -31,6 +35,11 @@ must open an existing page at an existing section, the section it names. For the
 queries (at 1280 px the first), the arrow keys and Tab must reach the results, and Enter on a
 result, Enter in the query (the first result) and a click on a result must each open that
 result's page with its section's heading on screen, once MathJax has set the page.
+
+With --menu PAGE, the menu is used as a reader uses it on PAGE at 400 and 1280 px: the menu
+button pressed (on a phone), every chapter page and every section of PAGE must be a visible link
+in it, its link to another chapter must open that chapter, and no link of the navigation may
+lead to an empty page.
 
 With --chapters, every code quote of a page must show its file's lines (the book's root is the
 folder above chapters/) as they are, each line in order, comments and blank lines included; and
@@ -358,13 +367,13 @@ def run_check(args):
     def add(page, msg):
         problems.setdefault(page, []).append(msg)
 
-    found = {"results": {}, "layout": []}
+    found = {"results": {}, "layout": [], "menu": []}
     try:
         with Browser(1300, 1000, exe) as browser:
             browser.open(url)
             try:
                 found = browser.call(HARNESS, "checkSite", {
-                    "pages": pages, "concurrency": args.jobs,
+                    "pages": pages, "menu": args.menu, "concurrency": args.jobs,
                     "pageTimeoutMs": int(args.page_timeout * 1000)},
                     timeout=max(0.0, t0 + args.timeout - time.monotonic()))
             except TimeoutError:
@@ -416,6 +425,8 @@ def run_check(args):
                 add(page, "missing resource: \"%s\"" % raw)
     for page, m in found["layout"]:
         add(page, m)
+    for m in found["menu"]:
+        add(args.menu, m)
     for path, referer in not_found:
         ref = urllib.parse.urlsplit(referer).path.lstrip("/")
         if not ref or ref.startswith(CHECK_PREFIX.strip("/")):
@@ -520,6 +531,9 @@ def main():
     ap.add_argument("--search", action="append", metavar="QUERY=PAGE[,PAGE...]",
                     help="the site's search for QUERY must find a section of each PAGE "
                     "(^PAGE: first; !PAGE: none)")
+    ap.add_argument("--menu", metavar="PAGE",
+                    help="on PAGE (a chapter), the menu opened at 400 and 1280 px must show every "
+                         "chapter (chNN.html) and PAGE's sections, and lead to no empty page")
     ap.add_argument("--screenshot", nargs=2, metavar=("PAGE", "OUT_PNG"),
                     help="take a PNG screenshot of PAGE (e.g. ch01.html or ch01.html#anchor)")
     ap.add_argument("--width", type=int, default=1200)

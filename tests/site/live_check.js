@@ -69,6 +69,62 @@
       .map(e => e.dataset.widget);
   },
 
+  // ---- the keyboard walk (check_live.py keyboard_walk) ---------------------------------------
+  // What Tab stops at inside root, in document order.
+  tabbable(root) {
+    return Array.from(root.querySelectorAll("button, input, select, textarea, a[href], [tabindex]"))
+      .filter(e => !e.disabled && e.tabIndex >= 0 && e.getClientRects().length);
+  },
+
+  // Focuses widget name's first control (as Tab from the text above it would).
+  focusFirst(name) {
+    const w = BookLive.widgets.find(w => w.name === name);
+    w.root.scrollIntoView();
+    const first = this.tabbable(w.root)[0];
+    if (first) first.focus();
+    return !!first;
+  },
+
+  // The element that has focus, as seen from widget name: inside it or not, its place among
+  // the widget's controls, what it is and shows, and whether a focus ring is drawn.
+  focused(name) {
+    const w = BookLive.widgets.find(w => w.name === name);
+    const e = document.activeElement, controls = this.tabbable(w.root);
+    const cs = getComputedStyle(e);
+    const out = e.localName === "input" && e.parentElement.querySelector("output");
+    return {inWidget: w.root.contains(e) && e !== w.root, index: controls.indexOf(e),
+            count: controls.length, tag: e.localName, type: e.type || "",
+            what: e.localName + (e.type ? "[" + e.type + "]" : "") + " '" +
+                  (e.getAttribute("aria-label") || (e.labels && e.labels[0] || e).textContent ||
+                   "").trim().slice(0, 30) + "'",
+            value: String(e.value), checked: !!e.checked, shown: out ? out.textContent : null,
+            valuetext: e.getAttribute("aria-valuetext"),
+            ring: e.matches(":focus-visible") &&
+                  ((cs.outlineStyle !== "none" && parseFloat(cs.outlineWidth) > 0) ||
+                   cs.boxShadow !== "none")};
+  },
+
+  // Focuses widget name's control at index (the walk goes on after focus was lost).
+  focusAt(name, index) {
+    const w = BookLive.widgets.find(w => w.name === name);
+    const e = this.tabbable(w.root)[index];
+    if (e) e.focus();
+  },
+
+  // Marks the element Tab must reach next: the first one after the focused element in
+  // document order that Tab stops at.
+  expectNext() {
+    for (const e of document.querySelectorAll("[data-expect-focus]")) e.removeAttribute("data-expect-focus");
+    const a = document.activeElement;
+    const next = this.tabbable(document).find(e =>
+      a.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING && !a.contains(e));
+    if (next) next.setAttribute("data-expect-focus", "");
+    return next ? next.localName + " '" + (next.textContent || "").trim().slice(0, 30) + "'" : null;
+  },
+
+  // Whether focus is on the element expectNext marked.
+  atExpected() { return document.activeElement.hasAttribute("data-expect-focus"); },
+
   // A widget's height on the page.
   height(name) {
     return BookLive.widgets.find(w => w.name === name).root.getBoundingClientRect().height;

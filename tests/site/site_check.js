@@ -7,6 +7,7 @@
 const NARROW_WIDTHS = [400, 800];
 const WIDE = 1280;
 const MIN_FIGURE_TEXT_PX = 11;
+const PHONE = 400;
 // Elements whose text is not prose: MathJax output and sources, code, scripts.
 const SKIP = "script,style,noscript,textarea,code,pre,kbd,samp,tt,.fragment,.line," +
   ".mjx-chtml,.MathJax_CHTML,.MathJax,.MathJax_Display,.MathJax_Preview,.MJX_Assistive_MathML," +
@@ -67,26 +68,58 @@ function layout(w, d, width) {
   return out;
 }
 
-// Figures: the smallest text a reader sees, font size times the figure's scale on the page.
-function figureText(d) {
+// Figures: the smallest text a reader sees, font size times the figure's scale on the page,
+// for every figure shown at this width (a figure may have a drawing for a phone, shown instead
+// of the full one there). On a phone a figure must not be a link to the full-size drawing:
+// opened alone on a phone, with no viewport of its own, it shows smaller still.
+function figureText(d, width) {
   const out = [];
   for (const o of d.querySelectorAll("div.image object")) {
+    const box = o.getBoundingClientRect();
+    if (!o.getClientRects().length) continue;  // not shown at this width
     let doc = null;
     try { doc = o.contentDocument; } catch (e) {}
     const svg = doc && doc.documentElement;
-    if (!svg || svg.localName !== "svg") continue;
+    if (!svg || svg.localName !== "svg") {
+      if (width < WIDE) out.push("figure " + o.getAttribute("data") + " does not load at " + width + " px");
+      continue;
+    }
     const drawn = (svg.viewBox && svg.viewBox.baseVal && svg.viewBox.baseVal.width) ||
                   svg.width.baseVal.value;
-    const scale = o.getBoundingClientRect().width / drawn;
+    const scale = box.width / drawn;
     let min = Infinity, what = "";
-    for (const t of svg.querySelectorAll("text")) {
+    for (const t of svg.querySelectorAll("text, tspan")) {  // superscripts are smaller tspans
       if (!t.textContent.trim()) continue;
       const px = parseFloat(doc.defaultView.getComputedStyle(t).fontSize) * scale;
       if (px < min) { min = px; what = t.textContent.trim().slice(0, 30); }
     }
     if (min < MIN_FIGURE_TEXT_PX)
       out.push("figure " + o.getAttribute("data") + ": text '" + what + "' is " + min.toFixed(1) +
-               " px at " + WIDE + " px (at least " + MIN_FIGURE_TEXT_PX + ")");
+               " px at " + width + " px (at least " + MIN_FIGURE_TEXT_PX + ")");
+    const link = o.closest("a[href]");
+    if (width <= PHONE && link && /\.svg$/i.test(new URL(link.href).pathname) &&
+        d.defaultView.getComputedStyle(link).pointerEvents !== "none")
+      out.push("figure " + o.getAttribute("data") + ": at " + width + " px a tap opens " +
+               link.getAttribute("href") + " alone, smaller than on the page");
+  }
+  return out;
+}
+
+// On a phone, a box that scrolls sideways (a formula, code, a table, a figure) must show it
+// does: the shadow at its edge that site.css ("Phone") draws, a background that scrolls with
+// the content (attachment local) over radial shadows, or (a figure) an edge that fades out.
+function scrollCues(w, d, width) {
+  const out = [];
+  for (const e of d.querySelectorAll("div.contents *")) {
+    if (e.clientWidth === 0 || e.scrollWidth <= e.clientWidth + 1) continue;
+    const cs = w.getComputedStyle(e);
+    if (cs.overflowX !== "auto" && cs.overflowX !== "scroll") continue;
+    if (/local/.test(cs.backgroundAttachment) && /radial-gradient/.test(cs.backgroundImage)) continue;
+    if (/gradient/.test(cs.webkitMaskImage || cs.maskImage || "")) continue;  // a fading edge
+    out.push("at " + width + " px " + e.localName + (e.className ? "." + String(e.className).split(" ")[0] : "") +
+             " ('" + (e.textContent || "").trim().replace(/\s+/g, " ").slice(0, 40) + "') scrolls sideways (" +
+             e.scrollWidth + " px in " + e.clientWidth + ") with no sign that it does");
+    if (out.length >= 5) break;
   }
   return out;
 }
@@ -150,6 +183,7 @@ function inspect(path, w, d, mjMessages) {
     if (!img.complete || img.naturalWidth === 0) P("image does not load: <img src=\"" + src + "\">");
   }
   for (const o of d.querySelectorAll("object")) {
+    if (!o.getClientRects().length) continue;  // not shown (nor loaded) at this width
     const data = o.getAttribute("data") || "";
     let doc = null;
     try { doc = o.contentDocument; } catch (e) {}
@@ -229,10 +263,16 @@ function checkPage(path, width, layoutOnly, timeoutMs) {
       const w = f.contentWindow, d = f.contentDocument;
       const run = () => {
         try {
-          if (layoutOnly) { finish({page: path, width: width, problems: layout(w, d, width)}); return; }
+          if (layoutOnly) {
+            const problems = layout(w, d, width);
+            problems.push(...figureText(d, width));
+            if (width <= PHONE) problems.push(...scrollCues(w, d, width));
+            finish({page: path, width: width, problems: problems});
+            return;
+          }
           const res = inspect(path, w, d, mjMessages);
           res.problems.push(...layout(w, d, width));
-          res.problems.push(...figureText(d));
+          res.problems.push(...figureText(d, width));
           finish(res);
         }
         catch (e) { finish({page: path, problems: ["checker error: " + e], links: [],
@@ -262,11 +302,83 @@ async function brokenResult(href) {  // why the result link href fails, or ""
   return doc.getElementById(decodeURIComponent(url.hash.slice(1))) ? "" : "has no " + url.hash;
 }
 
+// The menu, used as a reader uses it, on one chapter's page at a phone's width and at WIDE: the
+// menu button clicked where there is one (on a phone), then every chapter and every section
+// of this chapter must be a link one can see in it; following a chapter's link opens that
+// chapter; and every link of the navigation (the contents tree and Doxygen's menu) leads to a
+// page with something in it.
+function shown(w, el) {
+  const r = el.getBoundingClientRect(), cs = w.getComputedStyle(el);
+  return r.width > 0 && r.height > 0 && r.left >= 0 && r.left < w.innerWidth &&
+         cs.visibility !== "hidden" && !el.closest("[aria-hidden=true]");
+}
+async function checkMenu(pages, page) {
+  if (!page) return [];
+  const chapters = pages.filter(p => /^ch\d\d\.html$/.test(p)).sort();
+  const out = [];
+  const f = document.createElement("iframe");
+  f.height = 900;
+  document.body.appendChild(f);
+  for (const width of [PHONE, WIDE]) {
+    f.width = width;
+    await loadFrame(f, "/" + page);
+    const w = f.contentWindow, d = f.contentDocument;
+    const at = "menu at " + width + " px on " + page + ": ";
+    const button = d.querySelector("label.main-menu-btn, .main-menu-btn");
+    if (button && shown(w, button)) button.click();
+    else if (width <= PHONE) { out.push(at + "no menu button to press"); continue; }
+    // The tree's links to sections of the page shown are javascript: links that scroll; their
+    // class names the target, page:anchor (Doxygen's navtree.js).
+    const target = a => {
+      if (!/^javascript:/.test(a.getAttribute("href")))
+        return new URL(a.href).pathname.replace(/^\//, "") + new URL(a.href).hash;
+      return /\.html/.test(a.className) ? a.className.replace(":", "#") : "";
+    };
+    const links = () => Array.from(d.querySelectorAll("#side-nav a[href], #main-menu a[href]"))
+        .filter(a => target(a) && shown(w, a));
+    const sections = Array.from(d.querySelectorAll("div.contents h1 > a.anchor[id]"))
+        .map(a => page + "#" + a.id);
+    const want = chapters.concat(sections);
+    await book.waitFor(() => { const got = new Set(links().map(target));
+                               return want.every(t => got.has(t)); }, 3000);
+    const got = new Set(links().map(target));
+    const missing = want.filter(t => !got.has(t));
+    if (missing.length)
+      out.push(at + "the open menu does not show " + missing.length + " of the " + chapters.length +
+               " chapters and " + sections.length + " sections (" + missing.slice(0, 4).join(", ") + ")");
+    // every navigation link: a page with text in it
+    const navLinks = new Set(Array.from(d.querySelectorAll("#side-nav a[href], #main-menu a[href]"))
+        .map(target).filter(t => t).map(t => "/" + t.split("#")[0]).filter(p => p.endsWith(".html")));
+    for (const p of navLinks) {
+      const r = await fetch(p);
+      const doc = new DOMParser().parseFromString(r.ok ? await r.text() : "", "text/html");
+      const c = doc.querySelector("div.contents");
+      // Doxygen's empty index pages hold one sentence ("Here is a list of all ...")
+      const text = c ? c.textContent.replace(/\s+/g, " ").trim() : "";
+      if (!r.ok || text.length < 120)
+        out.push(at + "the navigation links to " + p + ", an empty page ('" + text.slice(0, 60) + "')");
+    }
+    // follow the next chapter's link in the menu
+    const next = chapters.find(c => c !== page);
+    const link = links().find(a => target(a) === next);
+    if (link) {
+      const landed = new Promise(resolve => { f.onload = () => resolve(); });
+      link.click();
+      await Promise.race([landed, book.sleep(10000)]);
+      const path = new URL(f.contentWindow.location.href).pathname.replace(/^\//, "");
+      if (path !== next) out.push(at + "its link to " + next + " opened " + path);
+    }
+  }
+  f.remove();
+  return out;
+}
+
 return {
   // Checks the pages (paths relative to the site) at 1280 px, and every page again at the
-  // narrow widths. What it finds goes to window.siteCheck as it comes (progress() reads it after a timeout).
-  async checkSite({pages, concurrency, pageTimeoutMs}) {
-    const found = window.siteCheck = {results: {}, layout: []};
+  // narrow widths; menu: the page whose menu is used (checkMenu). What it finds goes to
+  // window.siteCheck as it comes (progress() reads it after a timeout).
+  async checkSite({pages, menu, concurrency, pageTimeoutMs}) {
+    const found = window.siteCheck = {results: {}, layout: [], menu: []};
     const jobs = pages.map(p => [p, WIDE, false]);
     for (const width of NARROW_WIDTHS) for (const p of pages) jobs.push([p, width, true]);
     let next = 0;
@@ -281,6 +393,7 @@ return {
     const workers = [];
     for (let i = 0; i < concurrency; i++) workers.push(worker());
     await Promise.all(workers);
+    found.menu = await checkMenu(pages, menu);
     return found;
   },
 

@@ -67,6 +67,9 @@ PAGES = {
     "bad_anchor.html": r"""<p><a href="good.html#no-such-anchor">anchor</a></p>""",
     # tex2jax_process overrides the ignoreClass of the site's configuration, as a
     # configuration without it would do: the check must notice math typeset in code.
+    # a box that scrolls sideways on a phone with nothing to say so (site.css's shadow)
+    "bad_scroll.html": '<div style="overflow-x: auto; max-width: 200px"><span style="white-space: '
+                       'nowrap">' + "a long line " * 40 + "</span></div>",
     "bad_code_math.html": r"""<div class="fragment"><div class="line">
 <span class="tex2jax_process">\(x\)</span></div></div>""",
 }
@@ -84,6 +87,7 @@ EXPECT = {
     "bad_link.html": [r"broken link: href=\"nowhere.html\" \(no file"],
     "bad_anchor.html": [r"broken link: href=\"good.html#no-such-anchor\" \(no anchor"],
     "bad_code_math.html": [r"math typeset inside a code fragment"],
+    "bad_scroll.html": [r"at 400 px div \('a long line.*scrolls sideways .* no sign that it does"],
     "index.html": [r"02-unlisted/README.md: page 'ch02' is not linked from the main page",
                    r"03-noid/README.md: first line must be"],
 }

@@ -259,6 +259,28 @@ class Headings(unittest.TestCase):
             self.assertIn('aria-label="Figure 1.1. Weights of x, &quot;quoted&quot;."', out)
             self.assertIn('<div class="caption">\nFigure 1.1.', out)
 
+    def test_fix_html_shows_a_figures_phone_drawing_without_a_link(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            html, narrow = os.path.join(tmp, "html"), os.path.join(tmp, "narrow")
+            os.makedirs(html)
+            os.makedirs(narrow)
+            for d in (html, narrow):
+                with open(os.path.join(d, "a.svg"), "w") as f:
+                    f.write("<svg/>")
+            page = os.path.join(html, "ch01.html")
+            with open(page, "w") as f:
+                f.write('<div class="image">\n<object type="image/svg+xml" data="a.svg" '
+                        'style="pointer-events: none;"></object>\n<div class="caption">\n'
+                        'Figure 1.1. Weights.</div></div>')
+            md_filter.fix_html(html, narrow)
+            with open(page) as f:
+                out = f.read()
+            self.assertIn('<div class="image has-narrow">', out)
+            self.assertIn('<a class="figure-link" href="a.svg"', out)
+            self.assertRegex(out, r'</a></div><object class="figure-narrow" type="image/svg\+xml" '
+                                  r'data="narrow/a.svg" role="img" aria-label="Figure 1.1. Weights."')
+            self.assertTrue(os.path.isfile(os.path.join(html, "narrow", "a.svg")))
+
     def test_punctuation_stays_with_its_formula(self):
         self.assertEqual(fix_html.keep_punctuation("a (\\(x\\)), b \\(y\\) c \\(u +\nv\\)."),
                          'a <span class="math-nowrap">(\\(x\\)),</span> b \\(y\\) c '

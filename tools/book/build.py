@@ -20,6 +20,8 @@ BUILD_PACKAGES = ("cmake", "make", "ninja-build", "g++", "ccache", "libeigen3-de
                   "libjs-lunr", "python3-pylatexenc", "emscripten", "python3-yaml",
                   # the PDF of the book: Chromium prints the pages, pdfunite joins them
                   "chromium", "poppler-utils")
+# npm installs axe-core, the accessibility engine of the page test (tests/site/package.json).
+TEST_PACKAGES = ("npm",)
 # The peers of the benchmarks (bench/peers/): PyTorch and NumPy on OpenBLAS, the BLAS a user has.
 BENCH_PACKAGES = ("python3-torch", "python3-numpy", "libopenblas0-pthread")
 
@@ -49,10 +51,18 @@ def run_or_exit(cmd, **kw):
         sys.exit(exit_code(rc))
 
 
-def installed(package):
-    r = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status}", package],
+def installed_names():
+    """The installed packages and the names they provide (NodeSource's nodejs provides npm,
+    and conflicts with Debian's npm: asking for that one would break the machine's node)."""
+    r = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status}|${Package}|${Provides}\n"],
                        capture_output=True, text=True)
-    return r.returncode == 0 and r.stdout.strip() == "installed"
+    names = set()
+    for line in r.stdout.splitlines():
+        status, package, provides = (line.split("|") + ["", ""])[:3]
+        if status == "installed":
+            names.add(package)
+            names.update(p.split()[0] for p in provides.split(",") if p.strip())
+    return names
 
 
 def ensure_packages(packages):
@@ -62,7 +72,8 @@ def ensure_packages(packages):
         say("not a Debian system: make sure these (or their equivalents) are installed: "
             + " ".join(packages))
         return
-    missing = [p for p in packages if not installed(p)]
+    have = installed_names()
+    missing = [p for p in packages if p not in have]
     if not missing:
         return
     if os.geteuid() != 0:

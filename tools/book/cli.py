@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 
-from book.build import (BENCH_PACKAGES, BUILD_PACKAGES, ROOT, build,
+from book.build import (BENCH_PACKAGES, BUILD_PACKAGES, ROOT, TEST_PACKAGES, build,
                         build_targets, chapter_numbers, configure, ctest, ensure_packages,
                         exit_code, jobs, run_or_exit, say)
 from book.homework.__main__ import main as homework_main
@@ -129,9 +129,9 @@ def book_test_chapter(nn):  # the edit loop: one chapter's program and tests, re
 
 
 def book_test():
-    ensure_packages(BUILD_PACKAGES)
+    ensure_packages(BUILD_PACKAGES + TEST_PACKAGES)
     configure("release")
-    build("release", ["all", "site"])
+    build("release", ["all", "site", "axe"])
     if is_student_copy(ROOT):
         # The pages quote the student's own code: bring them up to date rather than fail.
         sync_pages()

@@ -6,7 +6,7 @@ reads JSON_DIR/{attention,memory,training,peak}.json (the book's benchmarks), th
 JSON_DIR/peers-{attention,training}.json (bench/peers/, PyTorch and NumPy, measured in the same
 `./book bench` run) and JSON_DIR/ch03-reduced/results.json (chapter 03's program on the reduced
 experiment), writes the figures' CSV data into JSON_DIR, renders figures/perf-*.svg with
-figures/perf-*.gp, and rewrites the generated parts of docs/performance.md and of chapter 03's
+figures/perf-*.gp (and their phone drawings, figures/narrow/perf-*.svg), and rewrites the generated parts of docs/performance.md and of chapter 03's
 README (their generated regions, book.pages.generated). Every ratio to a peer is computed
 here from that one run's JSON; no number of a peer is written anywhere else.
 """
@@ -59,10 +59,14 @@ def seconds(row):
 
 
 def gnuplot(script, out, **variables):
+    """Draws out with script, and its phone drawing (the script's narrow=1) into
+    figures/narrow/, which the site shows on a phone (book.pages.fix_html)."""
     expr = "; ".join(f"{k}='{v}'" if isinstance(v, str) else f"{k}={v}"
                      for k, v in variables.items())
-    subprocess.run(["gnuplot", "-e", f"{expr}; out='{out}'", str(figures / script)],
-                   check=True)
+    narrow = figures / "narrow" / out.name
+    narrow.parent.mkdir(exist_ok=True)
+    for statements in (f"{expr}; out='{out}'", f"{expr}; out='{narrow}'; narrow=1"):
+        subprocess.run(["gnuplot", "-e", statements, str(figures / script)], check=True)
 
 
 def main(json_dir):

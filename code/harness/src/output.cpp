@@ -313,17 +313,12 @@ void finish_program(const fs::path& dir, const Results& results, const std::stri
   fmt::print("{}\n{}wrote {}\n", text, note, staging->given.string());
 }
 
-bool render_figure(const fs::path& dir, const std::string& name,
-                   const std::string& script_name, const std::string& variables) {
-  const fs::path script =
-      fs::path(BOOK_FIGURES_DIR) / ((script_name.empty() ? name : script_name) + ".gp");
-  const fs::path csv = dir / (name + ".csv");
-  const fs::path svg = dir / (name + ".svg");
-  const fs::path tmp = temporary_name(svg);
-  // gnuplot runs in `dir` and sees bare file names (ours: no quotes), whatever --out is.
-  std::string vars = "in='" + csv.filename().string() + "'; out='" +
-                     tmp.filename().string() + "'";
-  if (!variables.empty()) vars += "; " + variables;
+namespace {
+
+// gnuplot on `script` in `dir` with the statements `vars`: false when gnuplot is not installed;
+// throws when it fails or does not write `out`.
+bool run_gnuplot(const fs::path& dir, const fs::path& script, std::string vars,
+                 const fs::path& out) {
   std::vector<std::string> args{"gnuplot", "-e", vars, script.string()};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -336,24 +331,54 @@ bool render_figure(const fs::path& dir, const std::string& name,
   const int spawn_error =
       ::posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawn_error == ENOENT) {
+  if (spawn_error == ENOENT) return false;
+  if (spawn_error != 0)
+    throw std::runtime_error("cannot start gnuplot: " +
+                             std::string(std::strerror(spawn_error)));
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !fs::exists(out)) {
+    std::error_code ignored;
+    fs::remove(out, ignored);
+    throw std::runtime_error("gnuplot failed on " + script.string());
+  }
+  return true;
+}
+
+}  // namespace
+
+bool render_figure(const fs::path& dir, const std::string& name,
+                   const std::string& script_name, const std::string& variables) {
+  const fs::path script =
+      fs::path(BOOK_FIGURES_DIR) / ((script_name.empty() ? name : script_name) + ".gp");
+  const fs::path csv = dir / (name + ".csv");
+  const fs::path svg = dir / (name + ".svg");
+  const fs::path tmp = temporary_name(svg);
+  // gnuplot runs in `dir` and sees bare file names (ours: no quotes), whatever --out is.
+  const auto statements = [&](const fs::path& out) {
+    std::string vars = "in='" + csv.filename().string() + "'; out='" +
+                       out.filename().string() + "'";
+    if (!variables.empty()) vars += "; " + variables;
+    return vars;
+  };
+  if (!run_gnuplot(dir, script, statements(tmp), tmp)) {
     fmt::print(
         stderr,
         "note: gnuplot is not installed, so {}.svg was not drawn (its data is in {})\n",
         name, shown(csv).string());
     return false;
   }
-  if (spawn_error != 0)
-    throw std::runtime_error("cannot start gnuplot: " +
-                             std::string(std::strerror(spawn_error)));
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !fs::exists(tmp)) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw std::runtime_error("gnuplot failed on " + script.string());
-  }
   fs::rename(tmp, svg);
+  // The site build also wants each figure drawn for a phone's width (the script's variable
+  // `narrow`), outside the program's output set: into $BOOK_NARROW_FIGURES/<name>.svg.
+  const char* narrow_dir = std::getenv("BOOK_NARROW_FIGURES");
+  if (narrow_dir && *narrow_dir) {
+    run_gnuplot(dir, script, statements(tmp) + "; narrow=1", tmp);
+    fs::create_directories(narrow_dir);
+    fs::copy_file(tmp, fs::path(narrow_dir) / svg.filename(),
+                  fs::copy_options::overwrite_existing);
+    fs::remove(tmp);
+  }
   return true;
 }
 

@@ -29,6 +29,13 @@ import time
 
 HELPERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers.js")
 
+# Keys press() knows: (key, code, Windows key code, text typed).
+KEYS = {"Tab": ("Tab", "Tab", 9, ""), "Enter": ("Enter", "Enter", 13, "\r"),
+        "Space": (" ", "Space", 32, " "), "Escape": ("Escape", "Escape", 27, ""),
+        "ArrowLeft": ("ArrowLeft", "ArrowLeft", 37, ""), "ArrowUp": ("ArrowUp", "ArrowUp", 38, ""),
+        "ArrowRight": ("ArrowRight", "ArrowRight", 39, ""),
+        "ArrowDown": ("ArrowDown", "ArrowDown", 40, "")}
+
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run",
          "--disable-default-apps", "--disable-extensions", "--mute-audio",
@@ -165,6 +172,42 @@ class Browser:
             self._scripts[HELPERS], self._scripts[script], json.dumps(function),
             json.dumps(list(args))), timeout=timeout)
 
+    def preload(self, script):
+        """Runs a script file in every document the page opens from now on, frames included,
+        before the document's own scripts (e.g. axe-core, for the accessibility check)."""
+        with open(script, encoding="utf-8") as f:
+            self.page("Page.addScriptToEvaluateOnNewDocument", {"source": f.read()})
+
+    def press(self, key, shift=False):
+        """Presses and releases a key of KEYS as a reader does (Shift held with shift=True):
+        the browser moves focus on Tab, activates a focused button on Space or Enter,
+        moves a focused slider on an arrow key."""
+        name, code, vk, text = KEYS[key]
+        common = {"key": name, "code": code, "windowsVirtualKeyCode": vk,
+                  "nativeVirtualKeyCode": vk, "modifiers": 8 if shift else 0}
+        self.page("Input.dispatchKeyEvent", dict(common, type="keyDown" if text else "rawKeyDown",
+                                                 text=text, unmodifiedText=text))
+        self.page("Input.dispatchKeyEvent", dict(common, type="keyUp"))
+
+    def accessible(self, expression):
+        """What assistive technology is told of the element an expression evaluates to
+        (e.g. document.activeElement), from Chromium's accessibility tree: {role, name}
+        (None for what is not an element or is not in the tree). (The tree's "valuetext" is
+        not a slider's aria-valuetext in Chromium 156: read that attribute instead.)"""
+        r = self.page("Runtime.evaluate", {"expression": expression})["result"]
+        if r.get("subtype") != "node":
+            return None
+        try:
+            nodes = self.page("Accessibility.getPartialAXTree",
+                              {"objectId": r["objectId"], "fetchRelatives": False})["nodes"]
+        finally:
+            self.page("Runtime.releaseObject", {"objectId": r["objectId"]})
+        node = next((n for n in nodes if not n.get("ignored")), None)
+        if node is None:
+            return None
+        value = lambda field: str(node.get(field, {}).get("value", ""))
+        return {"role": value("role"), "name": value("name")}
+
     def wait_for_mathjax(self, timeout=None):
         """Waits until MathJax (if the page loads it) has typeset the page: the errors it
         signalled."""
@@ -200,20 +243,8 @@ class Browser:
         with open(path, "wb") as f:
             f.write(base64.b64decode(data))
 
-    # ---- a reader's hands: keys, typing and clicks as Chromium receives them from a person
-    # (focus moves on Tab, Enter follows a focused link), not events made up in the page.
-    KEYS = {"Enter": 13, "Tab": 9, "Escape": 27, "ArrowDown": 40, "ArrowUp": 38}
-
-    def press(self, key, shift=False):
-        """Presses and releases a key of KEYS (with Shift if shift)."""
-        code = self.KEYS[key]
-        params = {"key": key, "code": key, "windowsVirtualKeyCode": code,
-                  "nativeVirtualKeyCode": code, "modifiers": 8 if shift else 0}
-        if key == "Enter":
-            params["text"] = "\r"
-        self.page("Input.dispatchKeyEvent", dict(params, type="keyDown"))
-        self.page("Input.dispatchKeyEvent", dict(params, type="keyUp"))
-
+    # ---- a reader's hands (press, above; typing and clicks) as Chromium receives them from a
+    # person (focus moves on Tab, Enter follows a focused link), not events made up in the page.
     def type(self, text):
         """Types text into the focused element (an input event, as from a keyboard)."""
         self.page("Input.insertText", {"text": text})

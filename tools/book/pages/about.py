@@ -15,7 +15,6 @@ import os
 
 import yaml
 
-from .model import MARKERS
 
 PDF_NAME = "attention-verified.pdf"
 

@@ -30,9 +30,10 @@ With --out (the programs' output directory), a page first gets what the build su
 chapters and sections as \\ref, its figure captions (the italic line under an image) and links
 from cited test names to their source lines.
 
-Usage: python -m book.pages.site [--out DIR [--build-info FILE]] FILE   (Doxygen's convention:
-                                                     the filtered text goes to stdout)
-       python -m book.pages.site --fix-html DIR       (after Doxygen: book.pages.fix_html)
+Usage: python -m book.pages.site [--out DIR [--build-info FILE]] [--root BOOK] FILE
+                 (Doxygen's convention: the filtered text goes to stdout; BOOK: the book the
+                 page is in, default this repository; the reader's site's is the student copy)
+       python -m book.pages.site --fix-html DIR [NARROW_DIR...]  (after Doxygen: book.pages.fix_html)
 """
 import os
 import re
@@ -532,8 +533,8 @@ def site_markdown(path, text, out_dir, build_info=None, root=ROOT):
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] == "--fix-html":
-        fix_html(argv[2])
+    if len(argv) >= 3 and argv[1] == "--fix-html":
+        fix_html(*argv[2:])
         return 0
     options = {}
     while len(argv) > 3 and argv[1] in ("--out", "--build-info", "--root"):
@@ -543,7 +544,7 @@ def main(argv):
     if len(argv) != 2 or ("--build-info" in options and not out_dir):
         sys.stderr.write("usage: python -m book.pages.site [--out PROGRAM_OUTPUT_DIR "
                          "[--build-info FILE]] [--root BOOK] FILE.md  |  "
-                         "python -m book.pages.site --fix-html HTML_DIR\n")
+                         "python -m book.pages.site --fix-html HTML_DIR [NARROW_DIR...]\n")
         return 2
     with open(argv[1], encoding="utf-8", newline="") as f:
         text = f.read()

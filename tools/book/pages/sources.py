@@ -48,12 +48,19 @@ def write_sources(root, html_dir, instructor):
                     "line-height:1.5;margin:0;padding:0}"
                     ".highlighttable{border-collapse:collapse}"
                     ".highlighttable td{vertical-align:top;padding-top:0;padding-bottom:0}"
-                    "td.linenos{color:#888;text-align:right;padding-right:.8em;user-select:none}"
+                    "td.linenos{color:#666;text-align:right;padding-right:.8em;user-select:none}"
                     ".highlight{overflow-x:auto}span[id^=L-]:target{background:#fff3b0}"
+                    # a link to a long line scrolls the code sideways only as far as keeps
+                    # the line numbers in view (a phone showed the line without its number)
+                    "span[id^=L-]{scroll-margin-left:4em}"
                     # a long path in the title wraps on a phone instead of widening the page
                     "h1 code{overflow-wrap:anywhere}"
-                    f'</style></head><body><p><a href="{up}index.html">Attention, Verified</a>'
-                    f" · source file</p><h1><code>{rel}</code></h1>{body}</body></html>\n")
+                    f'</style></head><body><nav><p><a href="{up}index.html">Attention, Verified</a>'
+                    f" · source file</p></nav><main><h1><code>{rel}</code></h1>"
+                    # the code scrolls sideways on a phone: the keyboard scrolls it too
+                    + body.replace('<div class="highlight">',
+                                   '<div class="highlight" tabindex="0">', 1)
+                    + "</main></body></html>\n")
             dest = os.path.join(html_dir, "src", rel + ".html")
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             with open(dest, "w", encoding="utf-8") as f:
