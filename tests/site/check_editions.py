@@ -15,10 +15,15 @@ stand for its text. The reader's site fails when
 
   * it has the page (PAGE.html) or a source page of an instructor-only file;
   * any of its pages, or its search data, holds one of those sentences or links to the page;
+  * any of its pages (source pages and code quotes included) holds a line of an exercise's
+    solution region, of a hidden test or of a worked solution that appears nowhere else in the
+    book (book.homework.leak_test's distinctive lines; compared without whitespace, since the
+    highlighting puts tags between tokens): the reader's site is the student copy's;
 
 and the instructor's site fails when it lacks the page, a sentence of it, its entry in the
-search data, its source pages, or a link to it from the main page or its chapter. In both, every
-link of every page (the MathJax copy aside) must reach an existing file and anchor.
+search data, its source pages, or a link to it from the main page or its chapter, or when no
+page of it shows one of those lines of a solution region or a hidden test. In both, every link
+of every page (the MathJax copy aside) must reach an existing file and anchor.
 
 Exit status: 0 both sites pass, 1 problems (listed), 2 a site is missing.
 """
@@ -32,7 +37,8 @@ import re
 import sys
 import urllib.parse
 
-from book.homework.markers import INSTRUCTOR_ONLY
+from book.homework.leak_test import distinctive_lines, leaks_in
+from book.homework.markers import INSTRUCTOR_ONLY, scan
 from book.pages.model import parse, read
 from book.pages.site import page_id
 
@@ -75,6 +81,29 @@ def site_files(site):
 def visible_text(markup):
     """The text of a page or script, tags removed and whitespace collapsed."""
     return " ".join(html.unescape(re.sub(r"<[^>]*>", " ", markup)).split())
+
+
+def squeezed(markup):
+    """The text of a page or script with no whitespace at all: the source pages' highlighting
+    puts tags between tokens, a code quote puts its line numbers before each line."""
+    return "".join(html.unescape(re.sub(r"<[^>]*>", "", markup)).split())
+
+
+def solution_problems(reader_text, instructor, root):
+    """The reader's site shows no line of a solution, hidden test or worked solution; the
+    instructor's shows every such line of code (the worked solutions' Markdown is rendered,
+    so only the reader's side looks for it). Returns (problems, number of lines searched)."""
+    files, _ = scan(root)
+    lines = distinctive_lines(files, ignore_space=True)
+    reader = {rel: squeezed(text) for rel, text in reader_text.items()}
+    problems = ["reader's site: " + leak for leak in leaks_in(reader, lines)]
+    shown = "\0".join(squeezed(read(os.path.join(instructor, rel)))
+                       for rel in site_files(instructor))
+    for ident, kind, s in lines:
+        if kind in ("solution", "hidden") and s not in shown:
+            problems.append(f"instructor's site: no page shows this {kind} line of exercise "
+                            f"{ident}: {s}")
+    return problems, len(lines)
 
 
 def search_pages(site):
@@ -180,13 +209,15 @@ def check(reader, instructor, root):
             problems.append(f"reader's site: has the source page {page}")
         if not os.path.exists(os.path.join(instructor, page)):
             problems.append(f"instructor's site: no source page {page}")
+    leaked, n_lines = solution_problems(reader_text, instructor, root)
+    problems += leaked
     for name, site in (("reader's", reader), ("instructor's", instructor)):
         html_pages = [f for f in site_files(site) if f.endswith(".html")]
         for page, target in broken_links(site, html_pages):
             problems.append(f"{name} site: {page}: broken link {target}")
     print("check_editions: %d instructor-only pages, %d of their sentences, %d instructor-only "
-          "sources; %d reader's files searched" % (len(pages), n_sentences, len(sources),
-                                                 len(reader_files)))
+          "sources, %d distinctive lines of solutions and hidden tests; %d reader's files "
+          "searched" % (len(pages), n_sentences, len(sources), n_lines, len(reader_files)))
     return problems
 
 

@@ -9,10 +9,11 @@ from book.homework.markers import (INSTRUCTOR_ONLY, SNIPPET_TAG, book_files, is_
 from book.homework.staging import sync_tree
 from book.homework.student_copy import release_files
 
-def distinctive_lines(files):
+def distinctive_lines(files, ignore_space=False):
     """Lines of solution and hidden regions, and of the worked solutions (INSTRUCTOR_ONLY),
     that appear nowhere else in the book: if one of them is in the release, a solution or
-    hidden test leaked."""
+    hidden test leaked. `ignore_space`: lines compared, and returned, with no whitespace at all
+    (to search rendered pages, where highlighting and line numbers change the spacing)."""
     outside, worked = [], []
     for rel in book_files(ROOT):
         path = os.path.join(ROOT, rel)
@@ -26,19 +27,22 @@ def distinctive_lines(files):
             outside.append(pages.without_code(read_text(path)))
         elif rel.endswith((".cpp", ".hpp", ".h", ".txt", ".py", ".cmake", ".gp")):
             outside.append(read_text(path))
+    norm = (lambda t: "".join(t.split())) if ignore_space else str.strip
     outside = "\n".join(outside)
+    if ignore_space:
+        outside = norm(outside)
     found = []
     for rel, (_, regions) in files.items():
         for r in regions:
             for line in r.lines:
-                s = line.strip()
-                if len(s) >= 12 and not SNIPPET_TAG.match(line) and s not in outside:
+                s = norm(line)
+                if len(line.strip()) >= 12 and not SNIPPET_TAG.match(line) and s not in outside:
                     found.append((r.id, r.kind, s))
     # The worked solutions (pages and their tests), line by line.
     for rel in worked:
         for line in read_text(os.path.join(ROOT, rel)).splitlines():
-            s = line.strip()
-            if len(s) >= 12 and not SNIPPET_TAG.match(line) and s not in outside:
+            s = norm(line)
+            if len(line.strip()) >= 12 and not SNIPPET_TAG.match(line) and s not in outside:
                 found.append((rel.split("/")[1][:2], "worked solution (" + rel + ")", s))
     return found
 
@@ -50,8 +54,17 @@ def leaks(release_root, lines):
             texts[rel] = read_text(os.path.join(release_root, rel))
         except UnicodeDecodeError:
             continue
+    return leaks_in(texts, lines)
+
+
+def leaks_in(texts, lines):
+    """'file: kind text of exercise ID: line' for each distinctive line found in a text of
+    {file: text} (a release's files, or a site's pages as text)."""
     bad = []
+    everything = "\0".join(texts.values())  # one search per line; files only for a hit
     for ident, kind, s in lines:
+        if s not in everything:
+            continue
         for rel, text in texts.items():
             if s in text:
                 bad.append(f"{rel}: {kind} text of exercise {ident}: {s}")

@@ -5,7 +5,8 @@ import os
 
 from book.homework import UsageError
 from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_test_names,
-                                   read_text, release_text, scan)
+                                   is_student_copy, read_text, release_text, scan)
+from book.homework.staging import sync_tree
 
 
 def release_files(root, keep_hidden=False):
@@ -44,3 +45,15 @@ def release_files(root, keep_hidden=False):
     content[MARKER_FILE] = (json.dumps(marker, indent=2) + "\n").encode()
     return content, files, exercises
 
+
+
+def write_student_tree(root, out):
+    """Keeps `out` equal to the student copy of the book in `root` (the reader's site is made
+    from it: the stubs, no hidden test, no worked solution); a file that did not change keeps
+    its mtime. A book that is itself a student copy is copied as it is. Returns how many files
+    were written."""
+    if is_student_copy(root):
+        content = {rel: None for rel in book_files(root)}
+    else:
+        content = release_files(root)[0]
+    return sync_tree(root, content, out)

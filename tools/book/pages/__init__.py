@@ -11,7 +11,8 @@ and its passes.
     cited.py         every cited test exists, checked answers (python -m book.pages.cited ROOT)
     search_index.py  the site's search data (python -m book.pages.search_index HTML_DIR)
     sources.py       the site's pages of the source files (python -m book.pages sources ROOT HTML
-                     --reader|--instructor)
+                     --reader|--instructor); the reader's site is made from the student copy
+                     (python -m book.pages student-copy ROOT DIR, book.homework.student_copy)
     generated.py     the generated region of a page (book.performance writes it)
     about.py         the About page's version, PDF link and BibTeX, from CITATION.cff and the build
 

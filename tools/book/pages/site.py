@@ -30,8 +30,9 @@ With --out (the programs' output directory), a page first gets what the build su
 chapters and sections as \\ref, its figure captions (the italic line under an image) and links
 from cited test names to their source lines.
 
-Usage: python -m book.pages.site [--out DIR [--build-info FILE]] FILE   (Doxygen's convention:
-                                                     the filtered text goes to stdout)
+Usage: python -m book.pages.site [--out DIR [--build-info FILE]] [--root BOOK] FILE
+                 (Doxygen's convention: the filtered text goes to stdout; BOOK: the book the
+                 page is in, default this repository; the reader's site's is the student copy)
        python -m book.pages.site --fix-html DIR [NARROW_DIR...]  (after Doxygen: book.pages.fix_html)
 """
 import os
@@ -324,10 +325,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 
 
-def chapter_links(path, text, page=None):
-    """Site form of a chapter or docs page: headings get ids (chNN for the title, chNN-slug
-    for sections, so GitHub's #slug links work here too) and Markdown links to chapters and
-    their sections become \\ref; line count kept."""
+def chapter_links(path, text, page=None, root=ROOT):
+    """Site form of a chapter or docs page (of the book in `root`): headings get ids (chNN for
+    the title, chNN-slug for sections, so GitHub's #slug links work here too) and Markdown links
+    to chapters and their sections become \\ref; line count kept."""
     here = os.path.dirname(os.path.abspath(path))
     chapter = chapter_slug(path)
     own = page_id(path)
@@ -359,7 +360,7 @@ def chapter_links(path, text, page=None):
                     # a source file: its page on the site (book.pages.sources), GitHub's
                     # #L12-L20 line anchor as the site's #L-12
                     line = re.match(r"#L(\d+)", anchor)
-                    href = source_href(os.path.relpath(full, ROOT),
+                    href = source_href(os.path.relpath(full, root),
                                              line.group(1) if line else 1)
                     if not line:
                         href = href.split("#")[0]
@@ -508,25 +509,27 @@ def solution_links(path, text, page=None):
 
 # ---- the site's view --------------------------------------------------------------------------
 
-def site_markdown(path, text, out_dir, build_info=None):
-    """What Doxygen reads of a page, and its model: the build's code, output and numbers
-    (book.pages.sync), heading ids and chapter links, figure captions, live figures, the About
-    page's version and citation (book.pages.about, from build_info), test links.
+def site_markdown(path, text, out_dir, build_info=None, root=ROOT):
+    """What Doxygen reads of a page of the book in `root` (the repository, or for the reader's
+    site the student copy, whose code is the stubs), and its model: the build's code, output
+    and numbers (book.pages.sync), heading ids and chapter links, figure captions, live
+    figures, the About page's version and citation (book.pages.about, from build_info), test
+    links.
     The page is parsed once the build's regions are in; the steps after change lines, not
     blocks, so they all read that one model (reparsed only if a step adds lines)."""
     try:
-        text = site_text(ROOT, out_dir, os.path.abspath(path), text, source_href)
+        text = site_text(root, out_dir, os.path.abspath(path), text, source_href)
     except PageError as err:
         sys.stderr.write("%s:1: error: %s\n" % (path, err))
     page = parse(text)
     text = figure_captions(text, page)
     text = live_figures(text, page)
-    text = about_parts(text, page, ROOT, build_info)
-    text = chapter_links(path, text, page)
+    text = about_parts(text, page, root, build_info)
+    text = chapter_links(path, text, page, root)
     linked = solution_links(path, text, page)
     if linked.count("\n") != text.count("\n"):
         page = parse(linked)
-    return test_links(ROOT, linked, page), page
+    return test_links(root, linked, page), page
 
 
 def main(argv):
@@ -534,20 +537,21 @@ def main(argv):
         fix_html(*argv[2:])
         return 0
     options = {}
-    while len(argv) > 3 and argv[1] in ("--out", "--build-info"):
+    while len(argv) > 3 and argv[1] in ("--out", "--build-info", "--root"):
         options[argv[1]] = argv[2]
         argv = argv[:1] + argv[3:]
     out_dir = options.get("--out")
     if len(argv) != 2 or ("--build-info" in options and not out_dir):
         sys.stderr.write("usage: python -m book.pages.site [--out PROGRAM_OUTPUT_DIR "
-                         "[--build-info FILE]] FILE.md  |  "
+                         "[--build-info FILE]] [--root BOOK] FILE.md  |  "
                          "python -m book.pages.site --fix-html HTML_DIR [NARROW_DIR...]\n")
         return 2
     with open(argv[1], encoding="utf-8", newline="") as f:
         text = f.read()
     page = parse(text)
     if out_dir:
-        text, page = site_markdown(argv[1], text, out_dir, options.get("--build-info"))
+        text, page = site_markdown(argv[1], text, out_dir, options.get("--build-info"),
+                                   os.path.abspath(options.get("--root", ROOT)))
     out = convert(text, page)
     for n in heading_math_lines(text, page):
         sys.stderr.write("%s:%d: error: math in a heading: Doxygen cannot typeset titles; "

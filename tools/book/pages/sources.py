@@ -50,6 +50,9 @@ def write_sources(root, html_dir, instructor):
                     ".highlighttable td{vertical-align:top;padding-top:0;padding-bottom:0}"
                     "td.linenos{color:#666;text-align:right;padding-right:.8em;user-select:none}"
                     ".highlight{overflow-x:auto}span[id^=L-]:target{background:#fff3b0}"
+                    # a link to a long line scrolls the code sideways only as far as keeps
+                    # the line numbers in view (a phone showed the line without its number)
+                    "span[id^=L-]{scroll-margin-left:4em}"
                     # a long path in the title wraps on a phone instead of widening the page
                     "h1 code{overflow-wrap:anywhere}"
                     f'</style></head><body><nav><p><a href="{up}index.html">Attention, Verified</a>'

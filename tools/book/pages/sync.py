@@ -38,6 +38,8 @@ usage (python -m book.pages):
                                             rewrite what differs; list the files
   check ROOT OUT [--page=FILE]              exit 1 with a diff when anything differs
   sources ROOT HTML_DIR --reader|--instructor   the site's pages of the source files
+  student-copy ROOT DIR                     keep DIR equal to the student copy of ROOT (the
+                                            reader's site is made from it)
   (OUT: the programs' output directory, build/release/out)
 
 The site's side of the same regions is book.pages.site.
@@ -377,6 +379,11 @@ def main(argv):
     if len(argv) == 5 and argv[1] == "sources" and argv[4] in ("--reader", "--instructor"):
         count = write_sources(os.path.abspath(argv[2]), argv[3], argv[4] == "--instructor")
         print(f"pages: {count} source pages")
+        return 0
+    if len(argv) == 4 and argv[1] == "student-copy":
+        from ..homework.student_copy import write_student_tree
+        count = write_student_tree(os.path.abspath(argv[2]), os.path.abspath(argv[3]))
+        print(f"pages: the student copy in {argv[3]} ({count} files rewritten)")
         return 0
     args = [a for a in argv[1:] if not a.startswith("--")]
     flags = {a for a in argv[1:] if a.startswith("--")}
