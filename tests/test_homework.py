@@ -17,12 +17,14 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 from book import pages
 from book.build import ROOT, chapter_numbers
 from book.homework import UsageError, formats
 from book.homework.grade import (POINTS_FILE, claim_of, failure_feedback, hidden_restored,
                                  load_points)
+from book.homework.run_tests import run_limited
 from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_test_names,
                                    parse_regions, read_text, release_text, scan)
 
@@ -185,6 +187,27 @@ def main():
     zero = dict(run, exercises=[dict(run["exercises"][0], points=0, max_points=2.5)])
     check(formats.merged_csv("", zero).splitlines()[1] == "ada,01.1,0,2.5,1,2,partly done",
           "csv: points written one way (0 as 0, whole points without .0, 2.5 as 2.5)")
+    with tempfile.TemporaryDirectory() as tmp:
+        # A test stopped at its time limit takes with it what it started, also a program
+        # started in a session of its own (as the contract test starts each run): such a
+        # program once looped on for an hour after its test was graded.
+        script = os.path.join(tmp, "starts_a_loop.py")
+        with open(script, "w") as f:
+            f.write("import subprocess, sys, time\n"
+                    "p = subprocess.Popen([sys.executable, '-c', 'while True: pass'],\n"
+                    "                     start_new_session=True, stdout=subprocess.DEVNULL)\n"
+                    "print(p.pid, flush=True)\n"
+                    "time.sleep(600)\n")
+        t0 = time.monotonic()
+        rc, output, stopped = run_limited([sys.executable, script], tmp, time_limit=2)
+        started = int(output.split()[0]) if output.split() else 0
+        time.sleep(0.5)
+        alive = started and os.path.exists(f"/proc/{started}") and \
+            open(f"/proc/{started}/stat").read().split()[2] != "Z"
+        check(rc is None and "time limit" in stopped and started and not alive
+              and time.monotonic() - t0 < 10,
+              "a test stopped at its time limit leaves no process behind (also one in its own "
+              f"session): {stopped!r}, pid {started} {'still runs' if alive else 'gone'}")
     with tempfile.TemporaryDirectory() as tmp:
         os.makedirs(os.path.join(tmp, "tests"))
         with open(os.path.join(tmp, POINTS_FILE), "w") as f:

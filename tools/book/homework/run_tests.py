@@ -55,6 +55,28 @@ def limit_files():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def descendants(pid):
+    """Every process started under `pid`, also those in a session of their own (the contract
+    test's script starts each program run with start_new_session: out of the test's process
+    group, it outlived the test's kill and looped on)."""
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children") as f:
+                    children = [int(x) for x in f.read().split()]
+            except OSError:
+                continue
+            found += children
+            todo += children
+    return found
+
+
 def run_limited(command, cwd, time_limit=TIME_LIMIT_S):
     """(returncode or None, output kept, why it was stopped or ''): `command` with stdout and
     stderr read as they come, so a flood never reaches a disk; killed with its process group
@@ -67,10 +89,11 @@ def run_limited(command, cwd, time_limit=TIME_LIMIT_S):
     def kill(why):
         nonlocal stopped
         stopped = stopped or why
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        for pid in [proc.pid] + descendants(proc.pid):
+            try:
+                os.killpg(pid, signal.SIGKILL) if pid == proc.pid else os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     timer = threading.Timer(time_limit, kill, [f"stopped after {time_limit:g} s (the time "
                                                "limit of one test): an endless loop?"])
