@@ -1,21 +1,27 @@
 #!/usr/bin/env python3
-"""End to end: the autograder bundle grades submissions as Gradescope would run it.
+"""End to end: the autograder bundle grades submissions as Gradescope and PrairieLearn run it,
+under their memory and CPU limits, and hostile submissions cannot game or break it.
 
 ./book release --autograder T/ag writes the bundle; T/ag/setup.sh installs nothing here (the
 packages are present) and builds the book's tests with the stubs; then T/ag/run_autograder
---submission S --results R grades, for S:
+--submission S --results R grades. Where this machine can (root, cgroup v1), each grading runs
+in a cgroup with a platform's default limits: Gradescope's 768 MB and half a CPU,
+PrairieLearn's 2 GiB and 0.9 CPU; the grading time and the cgroup's peak memory are printed.
+Every results.json is checked by the platform's own rules (tests/platforms.py).
 
-1. the instructor's files (the solutions): full marks, every test passed;
+1. the instructor's files (the solutions): full marks;
 2. nothing submitted: 0 points, each public test says which stub to write, each hidden test
-   shows pass/fail and its claim only, after the grades are published;
-3. the solutions with one file that does not compile: that exercise scores 0 with the
-   compiler's message, the others full marks, and no crash;
-4. the same in PrairieLearn's format: `gradable: false`, so the attempt is not counted;
-5. hostile code, each in one exercise's file, the others the solutions: std::_Exit(0) (04.6),
-   an endless loop (03.1), an output flood (02.6), a 3 MB failure message (05.6), a call of
-   a function defined nowhere (06.6: it compiles but does not link). Each costs
-   its own exercise every point, each of its doctest tests saying why, and nothing else; the results
-   file stays under PrairieLearn's 1 MiB.
+   shows pass/fail and its claim only;
+3. hostile code, one kind in each exercise's file: std::abort (01.6), an output flood (02.6),
+   an endless loop (03.1), std::_Exit(0) (04.6), a 3 MB failure message (05.6), a call of a
+   function defined nowhere (06.6: it compiles but does not link). Each costs its own exercise
+   every point, each public test saying why, and nothing else; graded for both platforms;
+4. more hostile code: a file that does not compile (04.6), code that searches every file it
+   can read for the hidden tests and prints what it finds (03.1), and edited harness files
+   (tests/doctest_main.cpp that passes everything, CMake files, points) in the submission.
+   The hidden tests appear in nothing a student sees; the harness edits change nothing;
+5. PrairieLearn, one question per exercise (--exercise): the exercise's own score; a file
+   that does not compile makes the attempt not gradable.
 
 Bad input (a bundle inside the book) is refused before anything is written. The builds reuse
 the full book's objects through ccache: only the files that differ are compiled.
@@ -26,12 +32,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
+import platforms
 from book.build import ROOT
 from book.homework.leak_test import distinctive_lines, leaks
-from book.homework.markers import scan
+from book.homework.markers import hidden_test_names, scan
 
 failures = []
+measured = []  # (limits, submission, seconds, peak MiB) for the table at the end
+
+# A platform's default limits for a grader: (memory in bytes, CPUs).
+LIMITS = {"Gradescope": (768 * 10**6, 0.5), "PrairieLearn": (2 << 30, 0.9)}
 
 
 def check(ok, what):
@@ -40,20 +52,86 @@ def check(ok, what):
         failures.append(what)
 
 
-def grade(bundle, submission, results, *extra):
+def cgroup(platform):
+    """[memory dir, cpu dir] of a cgroup v1 with `platform`'s limits, or None where this
+    machine cannot make one (not root, or no cgroup v1 memory and cpu controllers)."""
+    memory, cpus = LIMITS[platform]
+    dirs = [f"/sys/fs/cgroup/memory/book-test-{platform.lower()}",
+            f"/sys/fs/cgroup/cpu/book-test-{platform.lower()}"]
+    try:
+        for d in dirs:
+            os.makedirs(d, exist_ok=True)
+        write(dirs[0], "memory.limit_in_bytes", memory)
+        write(dirs[1], "cpu.cfs_period_us", 100000)
+        write(dirs[1], "cpu.cfs_quota_us", int(cpus * 100000))
+    except OSError as e:
+        print(f"skip: no cgroup with {platform}'s limits on this machine ({e})")
+        return None
+    return dirs
+
+
+def write(directory, name, value):
+    with open(os.path.join(directory, name), "w") as f:
+        f.write(f"{value}\n")
+
+
+def grade(bundle, submission, results, *extra, limits=None, what=""):
+    """(completed process, results.json as a dict or None, its bytes); with `limits` (a
+    platform's name), run inside that platform's cgroup, time and peak memory recorded."""
+    groups = cgroup(limits) if limits else None
+
+    def enter():
+        for d in groups or []:
+            write(d, "tasks", os.getpid())
+    if groups:
+        write(groups[0], "memory.max_usage_in_bytes", 0)
+    t0 = time.monotonic()
     r = subprocess.run([os.path.join(bundle, "run_autograder"), "--submission", submission,
-                        "--results", results, *extra], capture_output=True, text=True)
+                        "--results", results, *extra], capture_output=True, text=True,
+                       preexec_fn=enter)
+    seconds = time.monotonic() - t0
+    if groups:
+        with open(os.path.join(groups[0], "memory.max_usage_in_bytes")) as f:
+            peak = int(f.read()) / 2**20
+        measured.append((limits, what, seconds, peak))
+        print(f"     ({what}: {seconds:.1f} s under {limits}'s limits, peak memory "
+              f"{peak:.0f} MiB)")
     path = os.path.join(results, "results.json")
-    doc = json.load(open(path)) if os.path.isfile(path) else None
-    if r.returncode != 0 or doc is None:
+    raw = open(path, "rb").read() if os.path.isfile(path) else None
+    if r.returncode != 0 or raw is None:
         print(r.stdout[-3000:], r.stderr[-3000:])
-    return r, doc
+    return r, (json.loads(raw) if raw else None), raw
+
+
+def exercise_of(test_name):
+    return test_name.split()[0]
+
+
+def plant(tree, rel, exercise, statement, includes=""):
+    """Puts `statement` first in the function of `exercise` in tree/rel."""
+    path = os.path.join(tree, rel)
+    text = open(path).read()
+    marker = f"  // BEGIN SOLUTION {exercise}"
+    assert marker in text, (rel, exercise)
+    with open(path, "w") as f:
+        f.write("#include <cstdio>\n#include <cstdlib>\n#include <stdexcept>\n#include <string>\n"
+                + includes + text.replace(marker, f"  {statement}\n{marker}"))
+
+
+def visible_text(doc):
+    """Everything a student sees of a results.json before grades are published."""
+    if "tests" not in doc:
+        return json.dumps(doc)
+    shown = [t for t in doc["tests"] if t.get("visibility", "visible") == "visible"]
+    return json.dumps({k: v for k, v in doc.items() if k != "tests"}) + json.dumps(shown)
 
 
 def main():
-    _, exercises = scan(ROOT)
+    files_marked, exercises = scan(ROOT)
     files = sorted({f["file"] for e in exercises.values() for f in e["functions"]})
+    file_of = {i: e["functions"][0]["file"] for i, e in exercises.items()}
     with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o755)  # as /autograder is: student code runs as nobody and enters it
         inside = os.path.join(ROOT, "build", "autograder-inside")
         r = subprocess.run([sys.executable, "-B", "-m", "book.homework", "release",
                             "--autograder", inside], capture_output=True, text=True)
@@ -71,7 +149,6 @@ def main():
                       for f in files), "the bundle's book holds stubs, not solutions")
         # (The bundle keeps the hidden tests: a worked solution's line that is also a hidden
         # test's is not a leak there.)
-        files_marked = scan(ROOT)[0]
         hidden_text = "\n".join(line for _, regions in files_marked.values() for r in regions
                                 if r.kind == "hidden" for line in r.lines)
         leaked = leaks(os.path.join(bundle, "book"),
@@ -92,25 +169,27 @@ def main():
             dst = os.path.join(correct, "my-book", rel)
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             shutil.copyfile(os.path.join(ROOT, rel), dst)
-        r, doc = grade(bundle, correct, os.path.join(tmp, "r1"))
+        r, doc, raw = grade(bundle, correct, os.path.join(tmp, "r1"), limits="Gradescope",
+                            what="the solutions")
         check(r.returncode == 0 and doc is not None, "a correct submission is graded")
         if doc is None:
             return 1
+        check(not platforms.gradescope_problems(doc),
+              f"Gradescope accepts it ({platforms.gradescope_problems(doc)[:3]})")
         top = sum(t["max_score"] for t in doc["tests"])
         check(doc["score"] == top and top > 0 and
               all(t["score"] == t["max_score"] for t in doc["tests"]),
               f"the solutions score full marks ({doc['score']} of {top})")
-        check(all(k in doc for k in ("score", "execution_time", "output", "tests")) and
-              all(set(t) >= {"name", "score", "max_score", "output", "visibility"}
-                  for t in doc["tests"]), "Gradescope's fields are all there")
-        ids = {t["name"].split()[0] for t in doc["tests"]}
+        ids = {exercise_of(t["name"]) for t in doc["tests"]}
         check(ids == set(exercises), f"every exercise is graded ({sorted(ids)})")
+        full = {t["name"]: t["max_score"] for t in doc["tests"]}
 
         # 2. Nothing submitted: the stubs, 0 points, clear messages, hidden tests quiet.
         empty = os.path.join(tmp, "empty")
         os.makedirs(empty)
-        r, doc = grade(bundle, empty, os.path.join(tmp, "r2"))
-        check(doc is not None and doc["score"] == 0, "the stubs score 0")
+        r, doc, raw = grade(bundle, empty, os.path.join(tmp, "r2"))
+        check(doc is not None and doc["score"] == 0 and not platforms.gradescope_problems(doc),
+              "the stubs score 0, in a results.json Gradescope accepts")
         public = [t for t in doc["tests"] if t["visibility"] == "visible"]
         hidden = [t for t in doc["tests"] if t["visibility"] == "after_published"]
         unclear = [t["name"] for t in public if "not done yet" not in t["output"]]
@@ -123,78 +202,147 @@ def main():
         check("not submitted: code/src/unit_factor.cpp" in doc["output"],
               "the output says which files were not submitted")
 
-        # 3. One file does not compile: its exercise 0 with the compiler's message.
-        broken = os.path.join(tmp, "broken")
-        shutil.copytree(os.path.join(correct, "my-book"), broken)
-        with open(os.path.join(broken, "code", "src", "unit_factor.cpp"), "a") as f:
-            f.write("\nint this_does_not_compile( {\n")
-        r, doc = grade(bundle, broken, os.path.join(tmp, "r3"))
-        check(r.returncode == 0 and doc is not None, "a submission that does not compile is "
-              "graded without a crash")
-        units = [t for t in doc["tests"] if t["name"].startswith("04.6")]
-        others = [t for t in doc["tests"] if not t["name"].startswith("04.6")]
-        check(units and all(t["score"] == 0 for t in units) and
-              any("unit_factor.cpp" in t["output"] and "error" in t["output"] for t in units),
-              "the exercise whose file does not compile scores 0 with the compiler's message")
-        check(others and all(t["score"] == t["max_score"] for t in others),
-              "the other exercises keep their full marks")
-        check("error" in doc["output"], "the overall output shows the compiler's message")
-
-        # 4. PrairieLearn: a submission that does not compile costs no attempt.
-        r, doc = grade(bundle, broken, os.path.join(tmp, "r4"), "--format", "prairielearn")
-        check(doc is not None and doc.get("gradable") is False and "error" in doc["output"],
-              "PrairieLearn: gradable false, with the compiler's message")
-        r, doc = grade(bundle, correct, os.path.join(tmp, "r5"), "--format", "prairielearn")
-        check(doc is not None and doc.get("gradable") is True and doc["score"] == 1.0,
-              "PrairieLearn: the solutions score 1")
-
-        # 5. Hostile code: each costs its own exercise only, with a message saying why.
+        # 3. Hostile code, one kind in each exercise; graded for Gradescope and PrairieLearn.
         hostile = os.path.join(tmp, "hostile")
         shutil.copytree(os.path.join(correct, "my-book"), hostile)
-        planted = {  # exercise: (file, first statement of its function, what the grade says)
-            "04.6": ("unit_factor.cpp", "std::_Exit(0);", "before doctest finished"),
-            "03.1": ("hat_matrix.cpp", "for (volatile bool forever = true; forever;) {}",
-                     "time limit"),
-            "02.6": ("nw_loo_predictions.cpp",
-                     'for (;;) std::fputs("flood flood flood flood\\n", stdout);',
+        planted = {  # exercise: (first statement of its function, what its public tests say)
+            "01.6": ("std::abort();", "CRASHED: SIGABRT"),
+            "02.6": ('for (;;) std::fputs("flood flood flood flood\\n", stdout);',
                      "output limit"),
-            "05.6": ("exp_limit_features.cpp",
-                     "throw std::runtime_error(std::string(3000000, 'x'));", "more characters"),
-            "06.6": ("equivariance_residual.cpp",
-                     "double helper_never_defined(); if (helper_never_defined() > 0) return 0;",
+            "03.1": ("for (volatile bool forever = true; forever;) {}", "time limit"),
+            "04.6": ("std::_Exit(0);", "before doctest finished"),
+            "05.6": ("throw std::runtime_error(std::string(3000000, 'x'));", "more characters"),
+            "06.6": ("double helper_never_defined(); if (helper_never_defined() > 0) return 0;",
                      "helper_never_defined"),
         }
-        for exercise, (name, statement, _) in planted.items():
-            path = os.path.join(hostile, "code", "src", name)
-            text = open(path).read().replace(f"  // BEGIN SOLUTION {exercise}",
-                                             f"  {statement}\n  // BEGIN SOLUTION {exercise}")
-            with open(path, "w") as f:
-                f.write("#include <cstdio>\n#include <cstdlib>\n#include <stdexcept>\n"
-                        "#include <string>\n" + text)
-        # (20 s: a chapter program's contract test takes 6 s on a busy machine.)
-        r, doc = grade(bundle, hostile, os.path.join(tmp, "r6"), "--time-limit", "20")
-        check(r.returncode == 0 and doc is not None, "hostile code is graded without a crash")
+        for exercise, (statement, _) in planted.items():
+            plant(hostile, file_of[exercise], exercise, statement)
+        # (--time-limit 5: a test case takes milliseconds, a contract test 5 to 14 s on half a
+        # CPU and gets 6 times the limit.)
+        for platform, fmt in (("Gradescope", "gradescope"), ("PrairieLearn", "prairielearn")):
+            r, doc, raw = grade(bundle, hostile, os.path.join(tmp, "r3-" + fmt), "--format",
+                                fmt, "--time-limit", "5", limits=platform,
+                                what="hostile code in every exercise")
+            check(r.returncode == 0 and doc is not None, f"{platform}: hostile code is graded "
+                  "without a crash")
+            if doc is None:
+                return 1
+            problems = (platforms.gradescope_problems(doc) if fmt == "gradescope"
+                        else platforms.prairielearn_problems(raw))
+            check(not problems, f"{platform} accepts the results ({len(raw)} bytes; "
+                  f"{problems[:3]})")
+            score = "score" if fmt == "gradescope" else "points"
+            for exercise, (statement, says) in planted.items():
+                mine = [t for t in doc["tests"] if exercise_of(t["name"]) == exercise]
+                # (the program's contract test runs the code in a child: it fails its own
+                # way; hidden tests say nothing)
+                shown = [t for t in mine if "command-line contract" not in t["name"]
+                         and t["name"].split(" ", 1)[1] not in hidden_test_names(files_marked)]
+                odd = [t for t in mine if t[score] != 0 or t in shown and says not in t["output"]]
+                check(mine and not odd,
+                      f"{platform}: {exercise} ({statement[:30]}...) scores 0 of "
+                      f"{sum(full[t['name']] for t in mine)}, each public test saying '{says}'"
+                      + "".join(f"\n     {t['name']}: {t[score]}, {t['output'][:300]!r}"
+                                for t in odd[:3]))
+            others = [t for t in doc["tests"] if exercise_of(t["name"]) not in planted]
+            check(not others, f"{platform}: every exercise was hostile ({len(others)} others)")
+
+        # 4. A file that does not compile, code that hunts for the hidden tests, and the
+        #    harness edited in the submission.
+        sneaky = os.path.join(tmp, "sneaky")
+        shutil.copytree(os.path.join(correct, "my-book"), sneaky)
+        with open(os.path.join(sneaky, file_of["04.6"]), "a") as f:
+            f.write("\nint this_does_not_compile( {\n")
+        needles = hidden_test_names(files_marked)[:3] + ["hat_matrix(X * A)"]
+        hunt = (
+            "{ std::string found; std::error_code ec;"
+            " auto top = std::filesystem::current_path();"
+            " for (int up = 0; up < 4; ++up) top = top.parent_path();"
+            " for (std::filesystem::recursive_directory_iterator it(top,"
+            " std::filesystem::directory_options::skip_permission_denied, ec), end;"
+            " !ec && it != end; it.increment(ec)) {"
+            " std::error_code e2; if (!it->is_regular_file(e2)) continue;"
+            " std::ifstream in(it->path(), std::ios::binary);"
+            " const std::string text((std::istreambuf_iterator<char>(in)),"
+            " std::istreambuf_iterator<char>());"
+            " for (const char* needle : {" + ", ".join(f'R"({n})"' for n in needles) + "}) {"
+            " const auto at = text.find(needle);"
+            " if (at != std::string::npos) found += it->path().string() + \": \" +"
+            " text.substr(at, 200) + \"\\n\"; } }"
+            " std::fputs(found.c_str(), stdout);"
+            " throw std::runtime_error(\"hidden tests found: [\" + found + \"]\"); }")
+        plant(sneaky, file_of["03.1"], "03.1", hunt,
+              "#include <filesystem>\n#include <fstream>\n#include <iterator>\n")
+        harness = {"tests/doctest_main.cpp": "int main() { return 0; }\n",
+                   "chapters/CMakeLists.txt": "this is not CMake\n",
+                   "tests/points.toml": "default = 1000\n",
+                   "chapters/03-least-squares/test_exercises.cpp": "// no tests\n"}
+        for rel, text in harness.items():
+            os.makedirs(os.path.dirname(os.path.join(sneaky, rel)), exist_ok=True)
+            with open(os.path.join(sneaky, rel), "w") as f:
+                f.write(text)
+        r, doc, raw = grade(bundle, sneaky, os.path.join(tmp, "r4"), "--time-limit", "5",
+                            limits="Gradescope", what="sneaky code")
+        check(r.returncode == 0 and doc is not None and not platforms.gradescope_problems(doc),
+              "a submission that does not compile, hunts for hidden tests and edits the "
+              "harness is graded without a crash, in a results.json Gradescope accepts")
         if doc is None:
             return 1
-        for exercise, (name, _, says) in planted.items():
-            mine = [t for t in doc["tests"] if t["name"].startswith(exercise + " ")]
-            # (the program's contract test runs the code in a child: it fails its own way)
-            public = [t for t in mine if t["visibility"] == "visible"
-                      and "command-line contract" not in t["name"]]
-            odd = [t for t in mine if t["score"] != 0 or
-                   t in public and says not in t["output"]]
-            check(mine and not odd,
-                  f"{exercise} ({name}) scores 0 of {sum(t['max_score'] for t in mine)}, "
-                  f"each public test saying '{says}'" +
-                  "".join(f"\n     {t['name']}: {t['score']}, {t['output'][:300]!r}"
-                          for t in odd[:3]))
-        others = [t for t in doc["tests"] if t["name"].split()[0] not in planted]
-        lost = [t for t in others if t["score"] != t["max_score"]]
-        check(others and not lost, "the other exercise keeps full marks "
-              f"({sorted({t['name'].split()[0] for t in others})})" +
-              "".join(f"\n     {t['name']}: {t['output'][:300]!r}" for t in lost[:3]))
-        size = os.path.getsize(os.path.join(tmp, "r6", "results.json"))
-        check(size < 1 << 20, f"results.json is {size} bytes, under 1 MiB")
+        units = [t for t in doc["tests"] if exercise_of(t["name"]) == "04.6"]
+        check(units and all(t["score"] == 0 for t in units) and
+              sum(t["max_score"] for t in units) == sum(v for n, v in full.items()
+                                                       if exercise_of(n) == "04.6") and
+              any("unit_factor.cpp" in t["output"] and "error" in t["output"] for t in units),
+              "the exercise whose file does not compile scores 0 of its real maximum, with "
+              "the compiler's message")
+        hat = [t for t in doc["tests"] if exercise_of(t["name"]) == "03.1"]
+        searched = [t for t in hat if "hidden tests found: [" in t["output"]]
+        seen = visible_text(doc)
+        shown = [n for n in needles + [x for x in hidden_text.split("\n") if len(x) > 40]
+                 if n.strip() in seen]
+        if os.geteuid() == 0:
+            check(searched and not shown and all(t["score"] == 0 for t in hat),
+                  f"code that searches every file it can read for the hidden tests finds "
+                  f"none ({len(searched)} public tests show its empty search; hidden text "
+                  f"visible: {shown[:2]})")
+        else:
+            print("skip: the grader is not root here, so student code runs as this user "
+                  "and can read the hidden tests (the platforms grade as root)")
+        others = {t["name"]: t["score"] for t in doc["tests"]
+                  if exercise_of(t["name"]) not in ("04.6", "03.1")}
+        check(others and others == {n: v for n, v in full.items() if n in others},
+              "the harness files in the submission change nothing: the other exercises "
+              f"keep exactly their full marks ({sum(others.values())})")
+
+        # 5. PrairieLearn, one question per exercise.
+        for sub, exercise, want in ((correct, "03.1", 1.0), (sneaky, "03.1", 0.0),
+                                    (sneaky, "04.6", None)):
+            r, doc, raw = grade(bundle, sub, os.path.join(tmp, f"r5-{exercise}-{want}"),
+                                "--format", "prairielearn", "--exercise", exercise,
+                                "--time-limit", "5", limits="PrairieLearn",
+                                what=f"one question ({exercise})")
+            problems = platforms.prairielearn_problems(raw) if raw else ["no results"]
+            names = {exercise_of(t["name"]) for t in (doc or {}).get("tests", [])}
+            ok = doc is not None and not problems and (
+                doc.get("gradable") is False and "error" in doc.get("output", "")
+                if want is None else doc.get("score") == want and names == {exercise})
+            check(ok, f"PrairieLearn, question {exercise}: " + (
+                "not gradable, with the compiler's message" if want is None else
+                f"score {want}, its own tests only") + f" ({problems[:2]}, "
+                f"{doc and doc.get('score')}, {sorted(names)})")
+
+    if measured:
+        print("\ngrading time and peak memory (cgroup v1, page cache included):")
+        for platform, what, seconds, peak in measured:
+            memory, cpus = LIMITS[platform]
+            print(f"  {platform:<13}({memory / 2**20:.0f} MiB, {cpus} CPU)  {what:<34}"
+                  f"{seconds:6.1f} s  {peak:6.0f} MiB")
+    for platform in LIMITS:
+        for d in ("memory", "cpu"):
+            try:
+                os.rmdir(f"/sys/fs/cgroup/{d}/book-test-{platform.lower()}")
+            except OSError:
+                pass
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 

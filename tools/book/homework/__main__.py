@@ -31,7 +31,7 @@ from book.homework import UsageError, formats
 from book.homework.autograder import cmd_autograde
 from book.homework.cmake_steps import cmd_labels, cmd_run_chapter
 from book.homework.grade import InfrastructureError, cmd_check, cmd_grade
-from book.homework.run_tests import TIME_LIMIT_S
+from book.homework.run_tests import PROGRAM_TEST_FACTOR, TIME_LIMIT_S
 from book.homework.leak_test import cmd_leak_test
 from book.homework.markers import is_student_copy, load_marker, scan
 from book.homework.release import cmd_release
@@ -113,7 +113,8 @@ def parser():
     ag.add_argument("--prepare", action="store_true", help="(setup.sh) build with the stubs")
     ag.add_argument("--jobs", type=jobs, default=0, metavar="N")
     ag.add_argument("--time-limit", type=time_limit, default=TIME_LIMIT_S, metavar="S",
-                    help=f"seconds one test may run (default {TIME_LIMIT_S})")
+                    help=f"seconds one test case may run (default {TIME_LIMIT_S}; a "
+                    f"program's contract test {PROGRAM_TEST_FACTOR} times as long)")
     g = sub.add_parser("grade", help="grade a student copy", allow_abbrev=False)
     g.add_argument("--exercise", action="append", metavar="ID", help="an exercise id, e.g. "
                    "03.1 (repeatable; default: all)")
@@ -129,7 +130,8 @@ def parser():
                    help="the instructor's copy: its hidden tests are run too")
     g.add_argument("--jobs", type=jobs, default=2, metavar="N")
     g.add_argument("--time-limit", type=time_limit, default=TIME_LIMIT_S, metavar="S",
-                   help=f"seconds one test may run (default {TIME_LIMIT_S})")
+                   help=f"seconds one test case may run (default {TIME_LIMIT_S}; a "
+                    f"program's contract test {PROGRAM_TEST_FACTOR} times as long)")
     g.add_argument("--check-only", action="store_true",
                    help="check the options, then stop (./book does, before installing)")
     c = sub.add_parser("check", help="one exercise's public tests, claim by claim",
