@@ -48,7 +48,7 @@ def gradescope_problems(doc):
     with open(GRADESCOPE_SCHEMA, encoding="utf-8") as f:
         schema = json.load(f)
     validator = jsonschema.Draft202012Validator(schema)
-    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}"
+    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message[:300]}"
             for e in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))]
 
 
@@ -249,8 +249,9 @@ def classroom_report(payload_text, runner="book"):
         report.update(error="results.tests is not an array (ConsoleResults throws)",
                       step_fails=True)
         return report
-    if any(not isinstance(t, dict) for t in tests):
-        report.update(error="a test is not an object (ConsoleResults throws)", step_fails=True)
+    if any(t is None for t in tests):
+        report.update(error="a test is null (ConsoleResults throws reading test.status)",
+                      step_fails=True)
         return report
     # NotifyClassroom
     max_score = results.get("max_score")
@@ -258,7 +259,9 @@ def classroom_report(payload_text, runner="book"):
     if _js_truthy(max_score):
         maximum = _js_add(maximum, max_score)
         for t in tests:
-            total = _js_add(total, t.get("score", UNDEFINED))
+            # ({ score }) => ...: a test that is not an object has no score (undefined)
+            total = _js_add(total, t.get("score", UNDEFINED) if isinstance(t, dict)
+                            else UNDEFINED)
     report.update(total=total, max=maximum)
     if _js_truthy(maximum):
         report["notice"] = f"Points {_js_text(total)}/{_js_text(maximum)}"
