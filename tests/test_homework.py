@@ -25,8 +25,9 @@ from book.homework import UsageError, formats
 from book.homework.grade import (POINTS_FILE, claim_of, failure_feedback, hidden_restored,
                                  load_points)
 from book.homework.run_tests import run_limited
-from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_test_names,
-                                   parse_regions, read_text, release_text, scan)
+from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_copy,
+                                   hidden_test_names, parse_regions, read_text, release_text,
+                                   scan)
 
 failures = []
 
@@ -114,7 +115,9 @@ def main():
         for rel, (text, regions) in files.items():
             if any(r.kind == "hidden" for r in regions):
                 want = release_text(text, regions, keep_hidden=True).encode()
-                check(restored[rel] == want, f"{rel}: hidden tests restored for grading")
+                check(restored[hidden_copy(rel)] == want and
+                      restored[rel] == release_text(text, regions).encode(),
+                      f"{rel}: hidden tests restored for grading, in a file of their own")
         check(not any(b"a student's edit" in restored[rel] for rel in harness),
               f"grading ignores the student's edits to {', '.join(harness)}")
         check(restored[answer].endswith(b"// the student's answer\n"),
@@ -208,6 +211,29 @@ def main():
               and time.monotonic() - t0 < 10,
               "a test stopped at its time limit leaves no process behind (also one in its own "
               f"session): {stopped!r}, pid {started} {'still runs' if alive else 'gone'}")
+        # A test that passes but leaves a daemon behind (a double fork: out of its process
+        # tree) holding its output open: the test ends when it ends, and the daemon goes too.
+        script = os.path.join(tmp, "leaves_a_daemon.py")
+        with open(script, "w") as f:
+            f.write("import os, sys, time\n"
+                    "if os.fork() == 0:\n"
+                    "    os.setsid()\n"
+                    "    if os.fork() == 0:\n"
+                    "        print(os.getpid(), flush=True)\n"
+                    "        while True: time.sleep(0.1)\n"
+                    "    os._exit(0)\n"
+                    "time.sleep(0.5)\n")
+        t0 = time.monotonic()
+        rc, output, stopped = run_limited([sys.executable, script], tmp, time_limit=30)
+        daemon = int(output.split()[0]) if output.split() else 0
+        time.sleep(0.5)
+        alive = daemon and os.path.exists(f"/proc/{daemon}") and \
+            open(f"/proc/{daemon}/stat").read().split()[2] != "Z"
+        took = time.monotonic() - t0
+        check(rc == 0 and not stopped and daemon and not alive and took < 10,
+              f"a test that leaves a daemon holding its output ends in {took:.1f} s, not at "
+              f"its time limit, and the daemon (pid {daemon}) is "
+              f"{'still running' if alive else 'gone'}")
     with tempfile.TemporaryDirectory() as tmp:
         os.makedirs(os.path.join(tmp, "tests"))
         with open(os.path.join(tmp, POINTS_FILE), "w") as f:

@@ -1,6 +1,7 @@
 """The build, in one place: the Debian packages the book needs, configure/build/ctest, the
 chapters (chapters/NN-slug/) and the targets their tests need. ./book's commands (book.cli)
 and the homework product (book.homework) both build through here."""
+import glob
 import json
 import os
 import re
@@ -122,9 +123,12 @@ LIBRARY_TESTS = {"test-lib": "tests", "test-harness": "tests", "test-live": "tes
 
 
 def build_targets(root=ROOT):
-    """Every test binary and chapter program (what the exercises' tests need; no site)."""
+    """Every test binary (a grading tree's hidden tests' too) and chapter program (what the
+    exercises' tests need; no site)."""
     nn = chapter_numbers(root)
-    return list(LIBRARY_TESTS) + [f"test-{n}" for n in nn] + [f"ch{n}" for n in nn]
+    hidden = [f"test-{n}-hidden" for n in nn
+              if glob.glob(os.path.join(root, "chapters", f"{n}-*", "hidden", "test*.cpp"))]
+    return list(LIBRARY_TESTS) + [f"test-{n}" for n in nn] + hidden + [f"ch{n}" for n in nn]
 
 
 # ---- a build tree of a copy of the book (validate's, a grader's, an autograder's) ---------------
@@ -206,5 +210,5 @@ def labels_of(build, binaries=None):
         out[t["name"]] = labels
         if binaries is not None:
             binaries[t["name"]] = [os.path.basename(c) for c in t.get("command", [])
-                                   if re.fullmatch(r"test-\w+|ch\d\d", os.path.basename(c))]
+                                   if re.fullmatch(r"test-[\w-]+|ch\d\d", os.path.basename(c))]
     return out

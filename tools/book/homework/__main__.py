@@ -8,7 +8,7 @@ grade, check and validate run it; CMake runs labels, run-chapter and leak-test).
                                        grade a student copy (run inside one); F: table,
                                        json, gradescope, prairielearn, github-classroom, csv
   check ID...                          one exercise's public tests, claim by claim
-  autograde --source DIR [--submission DIR] [--results DIR] [--prepare]
+  autograde --source DIR [--submission DIR] [--results DIR] [--exercise ID] [--prepare]
                                        (run_autograder, setup.sh) grade a submission
   validate [--full-tests-passed]       the instructor's check, both directions
   list                                 the exercises and their files
@@ -108,6 +108,8 @@ def parser():
     ag.add_argument("--results", default="/autograder/results", metavar="DIR")
     ag.add_argument("--format", default="gradescope", metavar="F",
                     type=choice("--format", ("gradescope", "prairielearn")))
+    ag.add_argument("--exercise", action="append", metavar="ID", help="grade only this "
+                    "exercise (repeatable; default: all), e.g. one PrairieLearn question's")
     ag.add_argument("--prepare", action="store_true", help="(setup.sh) build with the stubs")
     ag.add_argument("--jobs", type=jobs, default=0, metavar="N")
     ag.add_argument("--time-limit", type=time_limit, default=TIME_LIMIT_S, metavar="S",

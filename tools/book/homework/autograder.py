@@ -8,8 +8,8 @@ import sys
 
 from book.build import LEAN_BUILD, build_targets, cmake_build, lean_configure, say
 from book.homework import UsageError, formats
-from book.homework.grade import POINTS_FILE, grade_run, print_table
-from book.homework.run_tests import grading_jobs
+from book.homework.grade import POINTS_FILE, chosen_exercises, grade_run, print_table
+from book.homework.run_tests import grading_jobs, test_user
 from book.homework.markers import load_marker, read_text
 from book.homework.staging import existing_ancestor, probe_writable, write_atomically
 from book.homework.student_copy import release_files
@@ -148,6 +148,7 @@ def cmd_autograde(args):
             with open(log) as f:
                 sys.stderr.write(f.read()[-4000:])
         return rc
+    exercises = chosen_exercises(marker, args.exercise, "--exercise")
     submission = os.path.abspath(args.submission)
     results = os.path.abspath(args.results)
     if not os.path.isdir(submission):
@@ -158,14 +159,16 @@ def cmd_autograde(args):
     probe_writable("--results", args.results, base)
     stubs = {rel: read_text(os.path.join(bundle, "stubs", rel)) for rel in files}
     notes = []
+    graded = {f["file"] for e in exercises for f in e["functions"]}
     for rel, stub in stubs.items():
         found = find_submitted(submission, rel)
         text = stub
         if found:
             with open(found, "rb") as f:
                 text = f.read().decode("utf-8", errors="replace")
-            notes.append(f"graded {os.path.relpath(found, submission)} as {rel}")
-        else:
+            if rel in graded:
+                notes.append(f"graded {os.path.relpath(found, submission)} as {rel}")
+        elif rel in graded:
             notes.append(f"not submitted: {rel} (graded as its stub)")
         path = os.path.join(book, rel)
         if read_text(path) != text:  # an unchanged file keeps its mtime: nothing to rebuild
@@ -174,8 +177,9 @@ def cmd_autograde(args):
     open(log, "w").close()
     if lean_configure(book, log) != 0:
         raise RuntimeError(f"the bundle's book does not configure (log: {log})")
-    result = grade_run(book, build, marker["exercises"], marker.get("hidden_test_names", []),
-                       "", jobs_n, log, stubs=stubs, time_limit=args.time_limit)
+    result = grade_run(book, build, exercises, marker.get("hidden_test_names", []),
+                       "", jobs_n, log, stubs=stubs, time_limit=args.time_limit,
+                       user=test_user())
     result["notes"] = notes
     text = formats.render(args.format, result)
     os.makedirs(results, exist_ok=True)

@@ -2,15 +2,17 @@
 instructor's copy, or in the autograder's bundle), run each exercise's tests, and score them:
 points per test case (tests/points.toml), feedback for a failed public test, the compiler's
 message for a file that does not compile."""
+import glob
 import os
 import re
 import sys
 import time
 
-from book.build import (LEAN_BUILD, LIBRARY_TESTS, ROOT, build_targets, chapter_numbers,
+from book.build import (LEAN_BUILD, LIBRARY_TESTS, ROOT, build_targets,
                         cmake_build, labels_of, lean_configure, run_logged, say)
 from book.homework import UsageError, formats
-from book.homework.run_tests import TIME_LIMIT_S, graded_tests, run_tests
+from book.homework.run_tests import (TIME_LIMIT_S, graded_tests, keep_from_tests, let_tests_run,
+                                     run_tests, unreachable_for_others)
 from book.homework.markers import (MARKER_FILE, hidden_test_names, is_student_copy, load_marker,
                                    read_text, scan)
 from book.homework.staging import check_out_path, sync_tree, write_atomically
@@ -21,18 +23,17 @@ def targets_for(build, ids, src):
     """The binaries that hold the tests of the exercises `ids`: an edit to one exercise
     relinks only those. All test binaries and programs when some are not built yet (the
     test list of a binary exists only once it is built)."""
-    nn = chapter_numbers(src)
-    built = [os.path.join(build, d, t) for t, d in LIBRARY_TESTS.items()] + \
-        [os.path.join(build, "chapters", f"test-{n}") for n in nn] + \
-        [os.path.join(build, "bin", f"ch{n}") for n in nn]
+    every = build_targets(src)
+    built = [os.path.join(build, LIBRARY_TESTS.get(t) or ("bin" if t.startswith("ch")
+                                                           else "chapters"), t) for t in every]
     if not all(os.path.isfile(b) for b in built):
-        return build_targets(src)
+        return every
     binaries = {}
     labels = labels_of(build, binaries)
     wanted = {"ex" + i for i in ids}
     targets = sorted({b for name, labs in labels.items() if wanted & set(labs)
                       for b in binaries.get(name, [])})
-    return targets or build_targets(src)
+    return targets or every
 
 
 
@@ -179,13 +180,58 @@ def files_in_link_errors(log, exercises):
                          + re.escape(fn["function"]) + r"\(", text)]
 
 
+# A test of a hidden tests' binary, test-NN-hidden (markers.hidden_copy): "NN-hidden:claim".
+HIDDEN_BINARY = re.compile(r"^(\d\d)-hidden:\s?")
+
+
+def is_graded(name, hidden):
+    """Whether test `name` counts: a hidden test from its own binary; any other test from the
+    public binaries (a hidden tests' binary also holds copies of its file's public tests)."""
+    return claim_of(name) in hidden if HIDDEN_BINARY.match(name) else True
+
+
+def hidden_artifacts(src, build):
+    """What holds the hidden tests' text or names in a grading tree: the hidden/ sources, the
+    hidden tests' binaries with their objects and test lists, and the marker file (it lists
+    the hidden tests' names)."""
+    return (glob.glob(os.path.join(src, "chapters", "*", "hidden"))
+            + glob.glob(os.path.join(build, "chapters", "*-hidden*"))
+            + glob.glob(os.path.join(build, "chapters", "CMakeFiles", "*-hidden*"))
+            + [p for p in [os.path.join(src, MARKER_FILE)] if os.path.exists(p)])
+
+
+def run_graded_tests(src, build, tests, jobs, log, time_limit, user):
+    """Runs the public tests, then the hidden ones. With a test `user` (the autograder as
+    root), student code cannot read the hidden tests while the public tests run, whose
+    feedback it could print them into: their sources, binaries and objects are the grader's
+    alone until then. The hidden tests' own feedback is never shown."""
+    hidden = [t for t in tests if HIDDEN_BINARY.match(t["name"])]
+    public = [t for t in tests if t not in hidden]
+    if user:
+        blocked = unreachable_for_others(build)
+        if blocked:
+            raise InfrastructureError(
+                f"student code runs as user nobody, who cannot enter {blocked}: put the "
+                "autograder where every user may enter (unzipped as root with umask 022, as "
+                "Gradescope does, it is)")
+        keep_from_tests(hidden_artifacts(src, build))
+    results = run_tests(public, jobs, log=log, time_limit=time_limit, user=user)
+    if hidden:
+        if user:
+            let_tests_run(sorted({t["command"][0] for t in hidden}))
+        results |= run_tests(hidden, jobs, log=log, time_limit=time_limit, user=user)
+    return results
+
+
 def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, book_root=None,
-              time_limit=TIME_LIMIT_S):
+              time_limit=TIME_LIMIT_S, user=None):
     """Builds the tests of `exercises` in `build`, runs them (book.homework.run_tests: each
-    under a time and output limit, passed only on doctest's own report), and returns the
-    grading run that book.homework.formats renders. `stubs` ({file: text}, the
-    autograder's): a submitted file that does not compile is replaced by its stub, so that
-    the other exercises are still graded; its exercises score 0 with the compiler's message."""
+    under a time and output limit, passed only on doctest's own report; the public tests
+    first, then the hidden ones: run_graded_tests), and returns the grading run that
+    book.homework.formats renders. `stubs` ({file: text}, the autograder's): a submitted file
+    that does not compile is replaced by its stub, so that the other exercises are still
+    graded; its exercises score 0 with the compiler's message. `user` (run_tests.test_user):
+    the user student code runs as."""
     t0 = time.monotonic()
     default, points = load_points(book_root or src)
     ids = [e["id"] for e in exercises]
@@ -210,17 +256,19 @@ def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, boo
         regex = "^ex(" + "|".join(re.escape(i) for i in ids) + ")$"
         tests_log = os.path.join(os.path.dirname(log), "grade-tests.log")
         open(tests_log, "w").close()
-        results = run_tests(graded_tests(build, regex), jobs, log=tests_log,
-                            time_limit=time_limit)
+        results = run_graded_tests(src, build, [t for t in graded_tests(build, regex)
+                                                if is_graded(t["name"], hidden)],
+                                   jobs, tests_log, time_limit, user)
     # (a build that failed still lists the tests of its earlier build: their real maximum)
     labels = labels_of(build)
     for e in exercises:
-        names = sorted(n for n, labs in labels.items() if "ex" + e["id"] in labs)
+        names = sorted(n for n, labs in labels.items()
+                       if "ex" + e["id"] in labs and is_graded(n, hidden))
         for n in names:
             status, output = results.get(n, ("failed", ""))
             ok = status == "passed" and e["id"] not in broken
             is_hidden = claim_of(n) in hidden
-            max_points = points.get(n, default)
+            max_points = points.get(HIDDEN_BINARY.sub(r"\1:", n), default)
             feedback = "" if ok or is_hidden else (
                 "did not compile or link:\n" + message if e["id"] in broken or rc != 0
                 else failure_feedback(output, src))

@@ -152,6 +152,23 @@ def release_text(text, regions, keep_hidden=False):
     return "\n".join(out)
 
 
+HIDDEN_TESTS_FILE = re.compile(r"chapters/([^/]+)/(test[^/]*\.cpp)")
+
+
+def hidden_copy(rel):
+    """Where a grading tree (the autograder's, grade --instructor's) keeps the whole text of a
+    chapter's test file with hidden tests: in hidden/ beside it, compiled into a binary of its
+    own, test-NN-hidden (chapters/CMakeLists.txt). The public tests' binary, which runs first,
+    then holds none of the hidden tests' text, and the grader can keep hidden/ and that binary
+    out of the student code's reach until the public tests are done (book.homework.run_tests).
+    Raises ValueError for a file outside chapters/*/test*.cpp (no binary would hold it)."""
+    m = HIDDEN_TESTS_FILE.fullmatch(rel)
+    if not m:
+        raise ValueError(f"{rel}: hidden tests belong in a chapter's test file "
+                         "(chapters/NN-slug/test*.cpp)")
+    return f"chapters/{m.group(1)}/hidden/{m.group(2)}"
+
+
 def is_student_copy(root):
     return os.path.isfile(os.path.join(root, MARKER_FILE))
 

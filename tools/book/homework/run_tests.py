@@ -16,10 +16,10 @@ import math
 import os
 import re
 import resource
+import select
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 import xml.etree.ElementTree as ET
 
@@ -55,61 +55,107 @@ def limit_files():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def children(pid):
+    """The processes whose parent is `pid` (any of its threads)."""
+    found = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found += [int(x) for x in f.read().split()]
+        except OSError:
+            continue
+    return found
+
+
 def descendants(pid):
     """Every process started under `pid`, also those in a session of their own (the contract
     test's script starts each program run with start_new_session: out of the test's process
     group, it outlived the test's kill and looped on)."""
     found, todo = [], [pid]
     while todo:
-        parent = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{parent}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                with open(f"/proc/{parent}/task/{task}/children") as f:
-                    children = [int(x) for x in f.read().split()]
-            except OSError:
-                continue
-            found += children
-            todo += children
+        below = children(todo.pop())
+        found += below
+        todo += below
     return found
 
 
-def run_limited(command, cwd, time_limit=TIME_LIMIT_S):
+TOKEN_VARIABLE = "BOOK_GRADED_TEST"  # in every test's environment, with a token of its own
+
+
+def processes_tagged(token):
+    """Pids of the processes whose environment carries BOOK_GRADED_TEST=`token`: what a test
+    started and left behind, also after a double fork (which leaves its process tree)."""
+    tag = f"{TOKEN_VARIABLE}={token}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if tag in f.read().split(b"\0"):
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def kill_test(proc, token):
+    """Kills the test's process group, every process under it and every process carrying its
+    token (before the test's process is reaped, so that its pid cannot be reused)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid in set(descendants(proc.pid) + processes_tagged(token)) - {os.getpid()}:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def run_limited(command, cwd, time_limit=TIME_LIMIT_S, user=None):
     """(returncode or None, output kept, why it was stopped or ''): `command` with stdout and
-    stderr read as they come, so a flood never reaches a disk; killed with its process group
-    after `time_limit` seconds or OUTPUT_LIMIT bytes."""
+    stderr read as they come, so a flood never reaches a disk; stopped after `time_limit`
+    seconds or OUTPUT_LIMIT bytes. Whatever it started is killed when it ends. `user`
+    ((uid, gid) or None): the user it runs as (test_user)."""
+    token = os.urandom(8).hex()
+    as_user = dict(user=user[0], group=user[1], extra_groups=[]) if user else {}
     proc = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True,
-                            preexec_fn=limit_files)
-    kept, total, stopped = bytearray(), 0, ""
-
-    def kill(why):
-        nonlocal stopped
-        stopped = stopped or why
-        for pid in [proc.pid] + descendants(proc.pid):
-            try:
-                os.killpg(pid, signal.SIGKILL) if pid == proc.pid else os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-
-    timer = threading.Timer(time_limit, kill, [f"stopped after {time_limit:g} s (the time "
-                                               "limit of one test): an endless loop?"])
-    timer.start()
+                            preexec_fn=limit_files, env=dict(os.environ, **{TOKEN_VARIABLE: token}),
+                            **as_user)
+    kept, total, stopped, ended = bytearray(), 0, "", None
+    deadline = time.monotonic() + time_limit
+    fd = proc.stdout.fileno()
     try:
-        while chunk := proc.stdout.read1(65536):
-            total += len(chunk)
-            if len(kept) < KEPT_OUTPUT:
-                kept += chunk[:KEPT_OUTPUT - len(kept)]
-            if total > OUTPUT_LIMIT:
-                kill(f"stopped after printing more than {OUTPUT_LIMIT >> 20} MiB (the output "
-                     "limit of one test)")
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                stopped = (f"stopped after {time_limit:g} s (the time limit of one test): an "
+                           "endless loop?")
                 break
-        proc.wait()
+            if select.select([fd], [], [], min(0.2, deadline - now))[0]:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break  # every writer has closed the output
+                total += len(chunk)
+                kept += chunk[:max(0, KEPT_OUTPUT - len(kept))]
+                if total > OUTPUT_LIMIT:
+                    stopped = (f"stopped after printing more than {OUTPUT_LIMIT >> 20} MiB "
+                               "(the output limit of one test)")
+                    break
+            elif proc.poll() is not None:
+                # The test has ended, but something it started still holds its output open:
+                # no more of the test's output is coming (that process is killed below).
+                ended = ended or now
+                if now - ended > 1:
+                    break
     finally:
-        timer.cancel()
+        kill_test(proc, token)
+        proc.wait()
         proc.stdout.close()
     return (None if stopped else proc.returncode), kept.decode("utf-8", "replace"), stopped
 
@@ -169,18 +215,21 @@ def doctest_verdict(report_path):
     return passed, "\n".join(lines)
 
 
-def run_test(test, time_limit=TIME_LIMIT_S):
-    """(status 'passed' or 'failed', output): one graded test run under the limits."""
+def run_test(test, time_limit=TIME_LIMIT_S, user=None):
+    """(status 'passed' or 'failed', output): one graded test run under the limits, as
+    `user` (test_user) when given."""
     command = list(test["command"])
     if not is_doctest(command):
-        rc, output, stopped = run_limited(command, test["cwd"], time_limit)
+        rc, output, stopped = run_limited(command, test["cwd"], time_limit, user)
         return ("passed" if rc == 0 else "failed"), (stopped + "\n" + output if stopped
                                                      else output)
     with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
+        if user:
+            os.chown(tmp, *user)  # the test writes its report here
         report = os.path.join(tmp, "report.xml")
         rc, output, stopped = run_limited(
             command + ["--reporters=xml", f"--out={report}", "--no-version"], test["cwd"],
-            time_limit)
+            time_limit, user)
         if stopped:
             return "failed", stopped
         passed, feedback = doctest_verdict(report)
@@ -192,24 +241,81 @@ def run_test(test, time_limit=TIME_LIMIT_S):
     return ("passed" if passed else "failed"), feedback
 
 
-def run_tests(tests, jobs, log=None, time_limit=TIME_LIMIT_S):
-    """{test name: (status, output)} for `tests` (from graded_tests), `jobs` at a time; a
-    one-line record per test appended to `log`."""
+def run_tests(tests, jobs, log=None, time_limit=TIME_LIMIT_S, user=None):
+    """{test name: (status, output)} for `tests` (from graded_tests), `jobs` at a time, as
+    `user` when given; a one-line record per test appended to `log`. Every process the tests
+    left behind is killed before it returns."""
     results = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        started = {pool.submit(timed, run_test, t, time_limit): t for t in tests}
-        for future in concurrent.futures.as_completed(started):
-            (status, output), seconds = future.result()
-            results[started[future]["name"]] = (status, output)
-            if log:
-                with open(log, "a") as f:
-                    f.write(f"{status:6} {seconds:6.2f} s  {started[future]['name']}\n")
+    before = set(children(os.getpid()))
+    become_subreaper()
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            started = {pool.submit(timed, run_test, t, time_limit, user): t for t in tests}
+            for future in concurrent.futures.as_completed(started):
+                (status, output), seconds = future.result()
+                results[started[future]["name"]] = (status, output)
+                if log:
+                    with open(log, "a") as f:
+                        f.write(f"{status:6} {seconds:6.2f} s  {started[future]['name']}\n")
+    finally:
+        for pid in set(children(os.getpid())) - before:  # orphans this process adopted
+            for p in [pid] + descendants(pid):
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
     return results
+
+
+def become_subreaper():
+    """Makes this process the one that adopts the orphans of the processes under it (Linux's
+    PR_SET_CHILD_SUBREAPER), instead of init: a process a test double-forked to outlive it is
+    then still found under the grader, and killed."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
 def timed(f, *args):
     t0 = time.monotonic()
     return f(*args), time.monotonic() - t0
+
+
+NOBODY = 65534  # Debian's and Ubuntu's user and group `nobody`
+
+
+def test_user():
+    """(uid, gid) that student code runs as: `nobody` when the grader is root (as on Gradescope
+    and PrairieLearn), so that it cannot read what the grader keeps from it, nor write the
+    grader's files; None otherwise: a grader that is not root cannot keep anything from code it
+    runs as itself (say so to whoever relies on it)."""
+    return (NOBODY, NOBODY) if os.geteuid() == 0 else None
+
+
+def keep_from_tests(paths):
+    """Takes every permission from group and others on `paths` (files and directories): the
+    test user cannot list, read or run them. Root, which builds, is not affected."""
+    for path in paths:
+        os.chmod(path, os.stat(path).st_mode & ~0o077)
+
+
+def let_tests_run(binaries):
+    """Lets the test user run `binaries` (execute only: an ELF binary needs no read bit)."""
+    for path in binaries:
+        os.chmod(path, os.stat(path).st_mode | 0o011)
+
+
+def unreachable_for_others(path):
+    """The first directory at or above `path` that a user other than its owner cannot pass
+    through (no x bit for others), or None."""
+    path = os.path.abspath(path)
+    while True:
+        if os.path.isdir(path) and not os.stat(path).st_mode & 0o001:
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
 
 
 def cgroup_limits():

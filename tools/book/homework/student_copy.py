@@ -1,11 +1,13 @@
 """What the student copy holds: every file of the book, each solution region a stub, hidden
-tests removed (or kept, for the autograder), the pages quoting the stubs, the marker file."""
+tests removed (or, for grading, kept in a file of their own: markers.hidden_copy), the pages
+quoting the stubs, the marker file."""
 import json
 import os
 
 from book.homework import UsageError
-from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_test_names,
-                                   is_student_copy, read_text, release_text, scan)
+from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_copy,
+                                   hidden_test_names, is_student_copy, read_text, release_text,
+                                   scan)
 from book.homework.staging import sync_tree
 
 
@@ -20,7 +22,9 @@ def release_files(root, keep_hidden=False):
             continue
         if rel in files:
             text, regions = files[rel]
-            content[rel] = release_text(text, regions, keep_hidden).encode()
+            content[rel] = release_text(text, regions).encode()
+            if keep_hidden and any(r.kind == "hidden" for r in regions):
+                content[hidden_copy(rel)] = release_text(text, regions, True).encode()
         else:
             content[rel] = None
     # The pages quote code in fenced blocks (book.pages): quote the stubs, not the solutions.
