@@ -21,8 +21,9 @@ BUILD_PACKAGES = ("cmake", "make", "ninja-build", "g++", "ccache", "libeigen3-de
                   "libjs-lunr", "python3-pylatexenc", "emscripten", "python3-yaml",
                   # the PDF of the book: Chromium prints the pages, pdfunite joins them
                   "chromium", "poppler-utils")
-# npm installs axe-core, the accessibility engine of the page test (tests/site/package.json).
-TEST_PACKAGES = ("npm",)
+# npm installs axe-core, the accessibility engine of the page test (tests/site/package.json);
+# python3-jsonschema checks grades against Gradescope's results spec (tests/platforms.py).
+TEST_PACKAGES = ("npm", "python3-jsonschema")
 # The peers of the benchmarks (bench/peers/): PyTorch and NumPy on OpenBLAS, the BLAS a user has.
 BENCH_PACKAGES = ("python3-torch", "python3-numpy", "libopenblas0-pthread")
 

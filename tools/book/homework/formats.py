@@ -51,25 +51,61 @@ def summary_text(run):
     return "\n".join(lines) + "\n"
 
 
+def gradescope_summary(run):
+    """Gradescope's top-level output, shown to the student at once: only what the visible
+    tests say (the exercises' points and statuses count hidden tests, so they would tell
+    hidden results before the grades are published)."""
+    lines = [f"{run['book']}: the visible tests"]
+    hidden = 0
+    for e in run["exercises"]:
+        mine = [t for t in run["tests"] if t["exercise"] == e["id"]]
+        shown = [t for t in mine if not t["hidden"]]
+        hidden += len(mine) - len(shown)
+        lines.append(f"  exercise {e['id']}: "
+                     + ("did not compile" if e["id"] in run["broken_exercises"] else
+                        f"{sum(t['passed'] for t in shown)} of {len(shown)} visible tests "
+                        f"passed ({_r(sum(t['points'] for t in shown)):g} of "
+                        f"{_r(sum(t['max_points'] for t in shown)):g} points)"))
+    if hidden:
+        lines += ["", f"Hidden tests ({hidden}) count too: their results and the total score "
+                  "are shown when the grades are published."]
+    lines += [""] + run.get("notes", []) if run.get("notes") else []
+    if not run["build_ok"] or run["build_message"]:
+        lines += ["", run["build_message"].rstrip()]
+    return "\n".join(lines) + "\n"
+
+
 def gradescope(run):
-    """Gradescope's autograder results.json (score, execution_time, output, tests[])."""
+    """Gradescope's autograder results.json (score, execution_time, output, tests[]), as its
+    specification says (https://gradescope-autograders.readthedocs.io/en/latest/specs/).
+    Every text is plain ("text": Gradescope renders the top-level output as HTML by default,
+    which would swallow <...> in compiler messages). Hidden tests are after_published, and
+    the page says "If test cases are hidden, students will not be able to see their total
+    score": the total shows with them; the summary tells only the visible tests."""
     return {
         "score": _r(sum(t["points"] for t in run["tests"])),
         "execution_time": int(round(run["elapsed"])),
-        "output": summary_text(run),
+        "output": gradescope_summary(run),
+        "output_format": "text",
+        "test_output_format": "text",
+        "test_name_format": "text",
         "visibility": "visible",
         "stdout_visibility": "hidden",
-        "tests": [{"name": _test_title(t), "score": _r(t["points"]),
-                   "max_score": _r(t["max_points"]), "output": _test_text(t),
+        "tests": [{"name": _test_title(t), "name_format": "text",
+                   "status": "passed" if t["passed"] else "failed",
+                   "score": _r(t["points"]), "max_score": _r(t["max_points"]),
+                   "output": _test_text(t), "output_format": "text",
                    "visibility": "after_published" if t["hidden"] else "visible"}
                   for t in run["tests"]],
     }
 
 
 def prairielearn(run):
-    """PrairieLearn's external-grader results.json: score in [0, 1]; gradable false when
-    the submission did not compile, so the attempt is not counted."""
-    if not run["build_ok"] or run["broken_exercises"]:
+    """PrairieLearn's external-grader results.json: score in [0, 1], the points earned over
+    the maximum of the exercises graded (one exercise per question: `--exercise ID`); gradable
+    false when a graded exercise's file did not compile, so the attempt is not counted."""
+    graded = {e["id"] for e in run["exercises"]}
+    if not run["build_ok"] or graded & set(run["broken_exercises"]):
         return {"gradable": False,
                 "message": "The submission does not compile; this attempt is not graded.",
                 "output": run["build_message"]}
