@@ -20,8 +20,11 @@ Every results.json is checked by the platform's own rules (tests/platforms.py).
    can read for the hidden tests and prints what it finds (03.1), and edited harness files
    (tests/doctest_main.cpp that passes everything, CMake files, points) in the submission.
    The hidden tests appear in nothing a student sees; the harness edits change nothing;
-5. PrairieLearn, one question per exercise (--exercise): the exercise's own score; a file
-   that does not compile makes the attempt not gradable.
+5. PrairieLearn, one question per exercise (--exercise), graded by an image made without the
+   bundle's hidden-tests/ (PrairieLearn pulls public images; no hidden test's name or line is
+   anywhere in it, build included), the hidden tests brought in with --hidden-tests from the
+   course's serverFilesCourse: the exercise's own score; a file that does not compile makes
+   the attempt not gradable.
 
 Bad input (a bundle inside the book) is refused before anything is written. The builds reuse
 the full book's objects through ccache: only the files that differ are compiled.
@@ -70,6 +73,20 @@ def cgroup(platform):
     return dirs
 
 
+# Runs a command and writes the largest resident set any process under it reached (KiB): the
+# cgroup's own peak counts the page cache, which fills any limit and is given back on demand.
+RSS_PROBE = ("import resource, subprocess, sys; rc = subprocess.call(sys.argv[2:]); "
+             "open(sys.argv[1], 'w').write(str(resource.getrusage("
+             "resource.RUSAGE_CHILDREN).ru_maxrss)); sys.exit(rc)")
+
+
+def read_oom_kills(memory_dir):
+    """How many processes the kernel has killed in this memory cgroup for lack of memory."""
+    with open(os.path.join(memory_dir, "memory.oom_control")) as f:
+        fields = dict(line.split() for line in f if line.strip())
+    return int(fields.get("oom_kill", 0))
+
+
 def write(directory, name, value):
     with open(os.path.join(directory, name), "w") as f:
         f.write(f"{value}\n")
@@ -84,18 +101,21 @@ def grade(bundle, submission, results, *extra, limits=None, what=""):
         for d in groups or []:
             write(d, "tasks", os.getpid())
     if groups:
-        write(groups[0], "memory.max_usage_in_bytes", 0)
+        oom_kills = read_oom_kills(groups[0])
+    rss_file = os.path.join(os.path.dirname(results), "max-rss-" + os.path.basename(results))
     t0 = time.monotonic()
-    r = subprocess.run([os.path.join(bundle, "run_autograder"), "--submission", submission,
+    r = subprocess.run([sys.executable, "-c", RSS_PROBE, rss_file,
+                        os.path.join(bundle, "run_autograder"), "--submission", submission,
                         "--results", results, *extra], capture_output=True, text=True,
                        preexec_fn=enter)
     seconds = time.monotonic() - t0
     if groups:
-        with open(os.path.join(groups[0], "memory.max_usage_in_bytes")) as f:
-            peak = int(f.read()) / 2**20
+        with open(rss_file) as f:
+            peak = int(f.read()) / 1024
+        killed = read_oom_kills(groups[0]) - oom_kills
         measured.append((limits, what, seconds, peak))
-        print(f"     ({what}: {seconds:.1f} s under {limits}'s limits, peak memory "
-              f"{peak:.0f} MiB)")
+        print(f"     ({what}: {seconds:.1f} s under {limits}'s limits; the largest process "
+              f"peaked at {peak:.0f} MiB; {killed} processes killed for lack of memory)")
     path = os.path.join(results, "results.json")
     raw = open(path, "rb").read() if os.path.isfile(path) else None
     if r.returncode != 0 or raw is None:
@@ -156,6 +176,13 @@ def main():
                         if x[1] == "solution" or (x[1].startswith("worked")
                                                   and x[2] not in hidden_text)])
         check(not leaked, f"no solution text in the bundle ({leaked[:2]})")
+
+        # PrairieLearn pulls public images: its image gets the bundle without hidden-tests/,
+        # which the course keeps in serverFilesCourse (docs/instructors.md).
+        image = os.path.join(tmp, "pl-image", "grader")
+        course_files = os.path.join(tmp, "serverFilesCourse", "attention-verified-hidden")
+        shutil.copytree(bundle, image, symlinks=True)
+        shutil.move(os.path.join(image, "hidden-tests"), course_files)
 
         r = subprocess.run([os.path.join(bundle, "setup.sh")], capture_output=True, text=True)
         check(r.returncode == 0, "setup.sh builds the tests with the stubs"
@@ -265,14 +292,17 @@ def main():
             " std::ifstream in(it->path(), std::ios::binary);"
             " const std::string text((std::istreambuf_iterator<char>(in)),"
             " std::istreambuf_iterator<char>());"
-            " for (const char* needle : {" + ", ".join(f'R"({n})"' for n in needles) + "}) {"
+            # (the needles reversed: written as they are, this file would hold them)
+            " for (std::string needle : {" + ", ".join(f'R"({n[::-1]})"' for n in needles)
+            + "}) { std::reverse(needle.begin(), needle.end());"
             " const auto at = text.find(needle);"
             " if (at != std::string::npos) found += it->path().string() + \": \" +"
             " text.substr(at, 200) + \"\\n\"; } }"
             " std::fputs(found.c_str(), stdout);"
             " throw std::runtime_error(\"hidden tests found: [\" + found + \"]\"); }")
         plant(sneaky, file_of["03.1"], "03.1", hunt,
-              "#include <filesystem>\n#include <fstream>\n#include <iterator>\n")
+              "#include <algorithm>\n#include <filesystem>\n#include <fstream>\n"
+              "#include <iterator>\n")
         harness = {"tests/doctest_main.cpp": "int main() { return 0; }\n",
                    "chapters/CMakeLists.txt": "this is not CMake\n",
                    "tests/points.toml": "default = 1000\n",
@@ -314,13 +344,30 @@ def main():
               "the harness files in the submission change nothing: the other exercises "
               f"keep exactly their full marks ({sum(others.values())})")
 
-        # 5. PrairieLearn, one question per exercise.
+        # 5. PrairieLearn, one question per exercise, from an image without the hidden tests.
+        r = subprocess.run([os.path.join(image, "setup.sh")], capture_output=True, text=True)
+        check(r.returncode == 0, "PrairieLearn's image (no hidden-tests/) builds"
+              + ("" if r.returncode == 0 else f" ({r.stderr[-2000:]})"))
+        secret = hidden_test_names(files_marked) + [x[2] for x in distinctive_lines(files_marked)
+                                                    if x[1] == "hidden"]
+        found = [(os.path.relpath(os.path.join(d, f), image), x[:40])
+                 for d, _, names in os.walk(image) for f in names
+                 for data in [open(os.path.join(d, f), "rb").read()]
+                 for x in secret if x.encode() in data]
+        check(secret and not found, f"no hidden test's name or line anywhere in the image, "
+              f"its build included ({len(secret)} looked for; {found[:3]})")
         for sub, exercise, want in ((correct, "03.1", 1.0), (sneaky, "03.1", 0.0),
                                     (sneaky, "04.6", None)):
-            r, doc, raw = grade(bundle, sub, os.path.join(tmp, f"r5-{exercise}-{want}"),
+            r, doc, raw = grade(image, sub, os.path.join(tmp, f"r5-{exercise}-{want}"),
                                 "--format", "prairielearn", "--exercise", exercise,
+                                "--hidden-tests", course_files,
                                 "--time-limit", "5", limits="PrairieLearn",
                                 what=f"one question ({exercise})")
+            hidden_graded = [t for t in (doc or {}).get("tests", [])
+                             if t["name"].split(" ", 1)[1] in hidden_test_names(files_marked)]
+            check(doc is None or doc.get("gradable") is False or hidden_graded,
+                  f"PrairieLearn, question {exercise}: its hidden tests, brought from "
+                  f"serverFilesCourse, are graded ({len(hidden_graded)})")
             problems = platforms.prairielearn_problems(raw) if raw else ["no results"]
             names = {exercise_of(t["name"]) for t in (doc or {}).get("tests", [])}
             ok = doc is not None and not problems and (
@@ -332,7 +379,7 @@ def main():
                 f"{doc and doc.get('score')}, {sorted(names)})")
 
     if measured:
-        print("\ngrading time and peak memory (cgroup v1, page cache included):")
+        print("\ngrading time and the largest process's peak resident memory:")
         for platform, what, seconds, peak in measured:
             memory, cpus = LIMITS[platform]
             print(f"  {platform:<13}({memory / 2**20:.0f} MiB, {cpus} CPU)  {what:<34}"

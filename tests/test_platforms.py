@@ -10,8 +10,8 @@ must be accepted by:
 - Gradescope's results spec (JSON Schema); plain text everywhere; the summary, shown before
   the grades are published, is the same whatever the hidden tests say;
 - PrairieLearn's result processing (ported): accepted, the score it records is ours, a run of
-  one exercise scores that exercise's points over its maximum, a graded exercise that does not
-  compile makes the attempt not gradable;
+  one exercise scores that exercise's points over its maximum, and is not gradable when its
+  file does not compile; in a run of several, the one that does not compile scores 0;
 - GitHub Classroom's grading reporter (ported): no failure, a "Points T/M" notice with our
   total and maximum.
 
@@ -119,11 +119,14 @@ def gradescope_checks():
 
 def prairielearn_checks():
     run = synthetic_run()
-    # The whole run: 02.1 did not compile, so the attempt is not gradable (and costs none).
+    # The whole run: 02.1 did not compile; it scores 0 and 01.1 counts as it is.
     raw = rendered("prairielearn", run).encode()
     graded = platforms.prairielearn_grading(raw)
-    check(not platforms.prairielearn_problems(raw) and graded["gradable"] is False,
-          "prairielearn: a graded exercise that does not compile: accepted, not gradable")
+    want = sum(t["points"] for t in run["tests"]) / sum(t["max_points"] for t in run["tests"])
+    check(not platforms.prairielearn_problems(raw) and graded["gradable"] is True
+          and abs(graded["score"] - want) < 1e-4,
+          "prairielearn: one of two exercises does not compile: it scores 0, the other counts "
+          f"({graded['score']}, {want:.4f})")
     # One exercise per question: its points over its own maximum.
     for i, expected in [("01.1", 2 / 3), ("02.1", None)]:
         raw = rendered("prairielearn", one_exercise(run, i)).encode()

@@ -8,7 +8,8 @@ grade, check and validate run it; CMake runs labels, run-chapter and leak-test).
                                        grade a student copy (run inside one); F: table,
                                        json, gradescope, prairielearn, github-classroom, csv
   check ID...                          one exercise's public tests, claim by claim
-  autograde --source DIR [--submission DIR] [--results DIR] [--exercise ID] [--prepare]
+  autograde --source DIR [--submission DIR] [--results DIR] [--exercise ID]
+            [--hidden-tests DIR] [--prepare]
                                        (run_autograder, setup.sh) grade a submission
   validate [--full-tests-passed]       the instructor's check, both directions
   list                                 the exercises and their files
@@ -85,6 +86,7 @@ TAKES = {
     "--student": "a student id",
     "--autograder": "a new directory outside the book",
     "--instructor": "the directory of the instructor's copy of the book",
+    "--hidden-tests": "the hidden-tests directory of an autograder bundle",
     "--jobs": "an integer in [1, 256]",
     "--time-limit": "an integer number of seconds in [1, 3600]",
     "--binary": "a test binary", "--prefix": "a test name prefix", "--labels": "labels",
@@ -110,6 +112,9 @@ def parser():
                     type=choice("--format", ("gradescope", "prairielearn")))
     ag.add_argument("--exercise", action="append", metavar="ID", help="grade only this "
                     "exercise (repeatable; default: all), e.g. one PrairieLearn question's")
+    ag.add_argument("--hidden-tests", metavar="DIR", help="the bundle's hidden-tests/ kept "
+                    "elsewhere (default: the bundle's own), e.g. in PrairieLearn's "
+                    "serverFilesCourse, when the grader image must be public")
     ag.add_argument("--prepare", action="store_true", help="(setup.sh) build with the stubs")
     ag.add_argument("--jobs", type=jobs, default=0, metavar="N")
     ag.add_argument("--time-limit", type=time_limit, default=TIME_LIMIT_S, metavar="S",

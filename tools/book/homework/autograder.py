@@ -10,7 +10,7 @@ from book.build import LEAN_BUILD, build_targets, cmake_build, lean_configure, s
 from book.homework import UsageError, formats
 from book.homework.grade import POINTS_FILE, chosen_exercises, grade_run, print_table
 from book.homework.run_tests import grading_jobs, test_user
-from book.homework.markers import load_marker, read_text
+from book.homework.markers import MARKER_FILE, load_marker, read_text
 from book.homework.staging import existing_ancestor, probe_writable, write_atomically
 from book.homework.student_copy import release_files
 
@@ -98,6 +98,40 @@ are published (Gradescope's `after_published`).
 """
 
 
+# The bundle's hidden tests: chapters/NN-slug/hidden/test*.cpp (markers.hidden_copy) and the
+# names of their test cases. run_autograder copies them into book/ (from here, or from
+# --hidden-tests DIR: PrairieLearn's serverFilesCourse).
+HIDDEN_TESTS = "hidden-tests"
+HIDDEN_NAMES = "names.json"
+
+
+def public_marker(data):
+    """The student copy's marker without the hidden tests' names (they are in HIDDEN_TESTS)."""
+    marker = json.loads(data)
+    marker.pop("hidden_test_names", None)
+    marker["hidden_tests"] = HIDDEN_TESTS
+    return (json.dumps(marker, indent=2) + "\n").encode()
+
+
+def bring_hidden_tests(source, book):
+    """Copies the hidden tests from `source` (a HIDDEN_TESTS directory) into `book` (a file
+    unchanged keeps its mtime: nothing to rebuild) and returns their names; [] and nothing
+    copied when `source` does not exist."""
+    if not os.path.isdir(source):
+        return []
+    for path in sorted(glob.glob(os.path.join(source, "chapters", "*", "hidden", "test*.cpp"))):
+        rel = os.path.relpath(path, source)
+        with open(path, "rb") as f:
+            data = f.read()
+        dst = os.path.join(book, rel)
+        if not os.path.isfile(dst) or open(dst, "rb").read() != data:
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            with open(dst, "wb") as f:
+                f.write(data)
+    with open(os.path.join(source, HIDDEN_NAMES), encoding="utf-8") as f:
+        return json.load(f)
+
+
 def autograder_files(root):
     """{rel: bytes} of the bundle, the marked files and the exercises."""
     content, files, exercises = release_files(root, keep_hidden=True)
@@ -106,7 +140,14 @@ def autograder_files(root):
         if data is None:
             with open(os.path.join(root, rel), "rb") as f:
                 data = f.read()
-        bundle["book/" + rel] = data
+        # The hidden tests and their names go apart (HIDDEN_TESTS): an image that must be
+        # public (PrairieLearn's) is built without them.
+        if "/hidden/" in rel:
+            bundle[f"{HIDDEN_TESTS}/{rel}"] = data
+        else:
+            bundle["book/" + rel] = public_marker(data) if rel == MARKER_FILE else data
+    names = json.loads(content[MARKER_FILE])["hidden_test_names"]
+    bundle[f"{HIDDEN_TESTS}/{HIDDEN_NAMES}"] = (json.dumps(names, indent=2) + "\n").encode()
     submitted = sorted({f["file"] for e in exercises.values() for f in e["functions"]})
     for rel in submitted:
         bundle["stubs/" + rel] = bundle["book/" + rel]
@@ -140,6 +181,12 @@ def cmd_autograde(args):
     build = os.path.join(book, LEAN_BUILD)
     log = os.path.join(bundle, "build.log")
     jobs_n = args.jobs or grading_jobs()
+    hidden_source = os.path.abspath(args.hidden_tests or os.path.join(bundle, HIDDEN_TESTS))
+    if args.hidden_tests and not os.path.isfile(os.path.join(hidden_source, HIDDEN_NAMES)):
+        raise UsageError(f"--hidden-tests {args.hidden_tests}: not the hidden tests of an "
+                         f"autograder bundle (its {HIDDEN_TESTS}/ directory, with "
+                         f"{HIDDEN_NAMES})")
+    hidden_names = bring_hidden_tests(hidden_source, book)
     if args.prepare:
         open(log, "w").close()
         say(f"building the book's tests with the stubs (log: {log})")
@@ -177,9 +224,12 @@ def cmd_autograde(args):
     open(log, "w").close()
     if lean_configure(book, log) != 0:
         raise RuntimeError(f"the bundle's book does not configure (log: {log})")
-    result = grade_run(book, build, exercises, marker.get("hidden_test_names", []),
+    if not hidden_names:
+        notes.append("graded without hidden tests (none in the bundle, no --hidden-tests)")
+    result = grade_run(book, build, exercises, hidden_names,
                        "", jobs_n, log, stubs=stubs, time_limit=args.time_limit,
-                       user=test_user())
+                       user=test_user(), also_hidden=[p for p in [hidden_source]
+                                                      if os.path.isdir(p)])
     result["notes"] = notes
     text = formats.render(args.format, result)
     os.makedirs(results, exist_ok=True)

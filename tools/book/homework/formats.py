@@ -102,10 +102,12 @@ def gradescope(run):
 
 def prairielearn(run):
     """PrairieLearn's external-grader results.json: score in [0, 1], the points earned over
-    the maximum of the exercises graded (one exercise per question: `--exercise ID`); gradable
-    false when a graded exercise's file did not compile, so the attempt is not counted."""
+    the maximum of the exercises graded (one exercise per question: `--exercise ID`). When
+    nothing graded compiled (a question's one file), gradable is false, so the attempt is not
+    counted; when several exercises are graded, one that did not compile scores 0 with the
+    compiler's message and the others count, as in every other format."""
     graded = {e["id"] for e in run["exercises"]}
-    if not run["build_ok"] or graded & set(run["broken_exercises"]):
+    if not run["build_ok"] or graded <= set(run["broken_exercises"]):
         return {"gradable": False,
                 "message": "The submission does not compile; this attempt is not graded.",
                 "output": run["build_message"]}

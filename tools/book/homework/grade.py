@@ -22,19 +22,21 @@ from book.homework.student_copy import release_files
 def targets_for(build, ids, src):
     """The binaries that hold the tests of the exercises `ids`: an edit to one exercise
     relinks only those. All test binaries and programs when some are not built yet (the
-    test list of a binary exists only once it is built)."""
+    test list of a binary exists only once it is built), except hidden tests' binaries that
+    came later (a PrairieLearn image is built without them: --hidden-tests): of those, only
+    the chapters of `ids` are built (exercise NN.M's hidden tests are chapter NN's)."""
     every = build_targets(src)
-    built = [os.path.join(build, LIBRARY_TESTS.get(t) or ("bin" if t.startswith("ch")
-                                                           else "chapters"), t) for t in every]
-    if not all(os.path.isfile(b) for b in built):
+    missing = [t for t in every if not os.path.isfile(os.path.join(
+        build, LIBRARY_TESTS.get(t) or ("bin" if t.startswith("ch") else "chapters"), t))]
+    if any(not t.endswith("-hidden") for t in missing):
         return every
     binaries = {}
     labels = labels_of(build, binaries)
     wanted = {"ex" + i for i in ids}
     targets = sorted({b for name, labs in labels.items() if wanted & set(labs)
-                      for b in binaries.get(name, [])})
+                      for b in binaries.get(name, [])}
+                     | {f"test-{i[:2]}-hidden" for i in ids} & set(missing))
     return targets or every
-
 
 
 def hidden_restored(student_root, instructor_root):
@@ -209,7 +211,7 @@ def hidden_artifacts(src, build):
             + [p for p in [os.path.join(src, MARKER_FILE)] if os.path.exists(p)])
 
 
-def run_graded_tests(src, build, tests, jobs, log, time_limit, user):
+def run_graded_tests(src, build, tests, jobs, log, time_limit, user, also_hidden=()):
     """Runs the public tests, then the hidden ones. With a test `user` (the autograder as
     root), student code cannot read the hidden tests while the public tests run, whose
     feedback it could print them into: their sources, binaries and objects are the grader's
@@ -223,7 +225,7 @@ def run_graded_tests(src, build, tests, jobs, log, time_limit, user):
                 f"student code runs as user nobody, who cannot enter {blocked}: put the "
                 "autograder where every user may enter (unzipped as root with umask 022, as "
                 "Gradescope does, it is)")
-        keep_from_tests(hidden_artifacts(src, build))
+        keep_from_tests(hidden_artifacts(src, build) + list(also_hidden))
     results = run_tests(public, jobs, log=log, time_limit=time_limit, user=user)
     if hidden:
         if user:
@@ -233,14 +235,15 @@ def run_graded_tests(src, build, tests, jobs, log, time_limit, user):
 
 
 def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, book_root=None,
-              time_limit=TIME_LIMIT_S, user=None):
+              time_limit=TIME_LIMIT_S, user=None, also_hidden=()):
     """Builds the tests of `exercises` in `build`, runs them (book.homework.run_tests: each
     under a time and output limit, passed only on doctest's own report; the public tests
     first, then the hidden ones: run_graded_tests), and returns the grading run that
     book.homework.formats renders. `stubs` ({file: text}, the autograder's): a submitted file
     that does not compile is replaced by its stub, so that the other exercises are still
     graded; its exercises score 0 with the compiler's message. `user` (run_tests.test_user):
-    the user student code runs as."""
+    the user student code runs as; `also_hidden`: more paths it must not read (the
+    autograder's hidden-tests/)."""
     t0 = time.monotonic()
     default, points = load_points(book_root or src)
     ids = [e["id"] for e in exercises]
@@ -268,7 +271,7 @@ def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, boo
         results = run_graded_tests(src, build, [t for t in graded_tests(build, regex)
                                                 if exercise_of(t["labels"]) in ids
                                                 and is_graded(t["name"], hidden)],
-                                   jobs, tests_log, time_limit, user)
+                                   jobs, tests_log, time_limit, user, also_hidden)
     # (a build that failed still lists the tests of its earlier build: their real maximum)
     labels = labels_of(build)
     for e in exercises:
