@@ -92,7 +92,7 @@ def write(directory, name, value):
         f.write(f"{value}\n")
 
 
-def grade(bundle, submission, results, *extra, limits=None, what=""):
+def grade(bundle, submission, results, *extra, limits=None, what="", env=None):
     """(completed process, results.json as a dict or None, its bytes); with `limits` (a
     platform's name), run inside that platform's cgroup, time and peak memory recorded."""
     groups = cgroup(limits) if limits else None
@@ -107,7 +107,7 @@ def grade(bundle, submission, results, *extra, limits=None, what=""):
     r = subprocess.run([sys.executable, "-c", RSS_PROBE, rss_file,
                         os.path.join(bundle, "run_autograder"), "--submission", submission,
                         "--results", results, *extra], capture_output=True, text=True,
-                       preexec_fn=enter)
+                       preexec_fn=enter, env=dict(os.environ, **(env or {})))
     seconds = time.monotonic() - t0
     if groups:
         with open(rss_file) as f:
@@ -282,9 +282,10 @@ def main():
             f.write("\nint this_does_not_compile( {\n")
         needles = hidden_test_names(files_marked)[:3] + ["hat_matrix(X * A)"]
         hunt = (
+            # (the bundle, not /: this machine also holds the instructor's book, which no
+            # grading container has)
             "{ std::string found; std::error_code ec;"
-            " auto top = std::filesystem::current_path();"
-            " for (int up = 0; up < 4; ++up) top = top.parent_path();"
+            f' const std::filesystem::path top = R"({bundle})";'
             " for (std::filesystem::recursive_directory_iterator it(top,"
             " std::filesystem::directory_options::skip_permission_denied, ec), end;"
             " !ec && it != end; it.increment(ec)) {"
@@ -362,7 +363,10 @@ def main():
                                 "--format", "prairielearn", "--exercise", exercise,
                                 "--hidden-tests", course_files,
                                 "--time-limit", "5", limits="PrairieLearn",
-                                what=f"one question ({exercise})")
+                                what=f"one question ({exercise}), no ccache",
+                                # (each PrairieLearn job starts from the image: no object of
+                                # the hidden tests' binary, and no ccache, is there)
+                                env={"CCACHE_DISABLE": "1"})
             hidden_graded = [t for t in (doc or {}).get("tests", [])
                              if t["name"].split(" ", 1)[1] in hidden_test_names(files_marked)]
             check(doc is None or doc.get("gradable") is False or hidden_graded,
