@@ -64,7 +64,10 @@ POINTS_FILE = os.path.join("tests", "points.toml")
 def load_points(root):
     """(default points, {test name: points}) from tests/points.toml, the one place where an
     instructor sets what each test case of an exercise is worth."""
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10 (Ubuntu 22.04, Gradescope's default image)
+        import tomli as tomllib
     path = os.path.join(root, POINTS_FILE)
     if not os.path.isfile(path):
         return 1.0, {}
@@ -338,17 +341,13 @@ def cmd_grade(args):
         build = os.path.join(src, LEAN_BUILD)
         log = os.path.join(ROOT, "build", "grade", "build.log")
         hidden = hidden_test_names(scan(inst)[0])
-    else:
-        src, build = ROOT, os.path.join(ROOT, "build", "release")
+    else:  # the lean tree, like every grader's: portable code, no site packages needed
+        src, build = ROOT, os.path.join(ROOT, LEAN_BUILD)
         log = os.path.join(ROOT, "build", "grade-build.log")
         os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
         hidden = marker.get("hidden_test_names", [])
     open(log, "w").close()
-    if args.instructor:
-        rc = lean_configure(src, log)
-    else:
-        rc = 0 if os.path.isfile(os.path.join(build, "CMakeCache.txt")) else \
-            run_logged(["cmake", "--preset", "release"], log, cwd=ROOT)
+    rc = lean_configure(src, log)
     if rc != 0:
         with open(log) as f:
             sys.stderr.write(f.read()[-3000:])
