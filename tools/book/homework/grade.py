@@ -11,8 +11,8 @@ from book.build import (LEAN_BUILD, LIBRARY_TESTS, ROOT, build_targets, chapter_
                         cmake_build, labels_of, lean_configure, run_logged, say)
 from book.homework import UsageError, formats
 from book.homework.run_tests import TIME_LIMIT_S, graded_tests, run_tests
-from book.homework.markers import (MARKER_FILE, hidden_test_names, is_student_copy, load_marker,
-                                   read_text, scan)
+from book.homework.markers import (MARKER_FILE, book_files, hidden_test_names, is_student_copy,
+                                   load_marker, read_text, scan)
 from book.homework.staging import check_out_path, sync_tree, write_atomically
 from book.homework.student_copy import release_files
 
@@ -341,10 +341,15 @@ def cmd_grade(args):
         build = os.path.join(src, LEAN_BUILD)
         log = os.path.join(ROOT, "build", "grade", "build.log")
         hidden = hidden_test_names(scan(inst)[0])
-    else:  # the lean tree, like every grader's: portable code, no site packages needed
-        src, build = ROOT, os.path.join(ROOT, LEAN_BUILD)
-        log = os.path.join(ROOT, "build", "grade-build.log")
-        os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+    else:
+        # Graded in a copy, like --instructor: a file that does not compile is put back to its
+        # stub there (never in the student's files), so the other exercises still get graded
+        # and every exercise shows its real maximum (a fresh GitHub runner has no earlier build).
+        src = os.path.join(ROOT, "build", "grade", "src")
+        os.makedirs(src, exist_ok=True)
+        sync_tree(ROOT, {rel: None for rel in book_files(ROOT)}, src)
+        build = os.path.join(src, LEAN_BUILD)
+        log = os.path.join(ROOT, "build", "grade", "build.log")
         hidden = marker.get("hidden_test_names", [])
     open(log, "w").close()
     rc = lean_configure(src, log)
@@ -355,12 +360,13 @@ def cmd_grade(args):
         return 1
     say(f"building the tests ({'hidden tests restored from ' + inst if args.instructor else 'the student copy'}; log: {log})")
     result = grade_run(src, build, exercises, hidden, student, args.jobs, log,
+                       stubs=marker.get("stubs"),
                        book_root=ROOT, time_limit=args.time_limit)
     if result["build_ok"]:
         say("ran the exercises' tests")
     emit(result, args.format, args.out and os.path.abspath(args.out), bool(args.instructor))
     print(f"(graded in {result['elapsed']:.1f} s)", file=sys.stderr)
-    if not result["build_ok"]:
+    if not result["build_ok"] or result["broken_exercises"]:
         print(f"grade: the build failed (log: {log}); fix the compile errors first",
               file=sys.stderr)
         return 1
