@@ -347,7 +347,8 @@ def cmd_grade(args):
         # and every exercise shows its real maximum (a fresh GitHub runner has no earlier build).
         src = os.path.join(ROOT, "build", "grade", "src")
         os.makedirs(src, exist_ok=True)
-        sync_tree(ROOT, {rel: None for rel in book_files(ROOT)}, src)
+        sync_tree(ROOT, {rel: None for rel in book_files(ROOT)
+                         if not rel.startswith("build/")}, src)  # (even if not git-ignored)
         build = os.path.join(src, LEAN_BUILD)
         log = os.path.join(ROOT, "build", "grade", "build.log")
         hidden = marker.get("hidden_test_names", [])
