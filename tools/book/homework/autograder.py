@@ -82,9 +82,9 @@ with a message saying which. Jobs default to what the container's CPU quota and 
 
 **Gradescope.** Zip the *contents* of this directory (`cd DIR && zip -qr ../autograder.zip .`)
 and upload it as a programming assignment's autograder; the default base image (Ubuntu
-22.04) or 24.04 will do, with the default 768 MB of memory (docs/instructors.md gives the time
-limit to set). The tests are compiled for any x86-64 CPU (no `-march=native`): an image built
-on one machine grades on another. Students submit the files below, alone or inside their copy of
+22.04) or 24.04 will do, with Gradescope's default limits (768 MB, 0.5 CPU; the book's
+docs/instructors.md gives the grading time measured under them). The tests are compiled for
+any x86-64 CPU (no `-march=native`): an image built on one machine grades on another. Students submit the files below, alone or inside their copy of
 the book (a file is found by its path, e.g. `code/src/causal_mask.cpp`, or by its name). A file
 they do not submit is graded as its stub (0 points for its exercise); a file that does not
 compile is replaced by its stub and its exercise scores 0 with the compiler's message.
