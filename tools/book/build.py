@@ -25,8 +25,9 @@ BUILD_PACKAGES = ("cmake", "make", "ninja-build", "g++", "ccache", "libeigen3-de
 GRADE_PACKAGES = ("cmake", "ninja-build", "g++", "ccache", "libeigen3-dev", "doctest-dev",
                   "libcli11-dev", "nlohmann-json3-dev", "libfmt-dev", "python3")
 # npm installs axe-core, the accessibility engine of the page test (tests/site/package.json).
-# qemu-user runs the grading binaries on a CPU without AVX-512 (tests/test_portable.py).
-TEST_PACKAGES = ("npm", "qemu-user")
+# qemu-user runs the grading binaries on a CPU without AVX-512 (tests/test_portable.py);
+# python3-tomli is what grading reads points.toml with on Python 3.10 (tests/test_homework.py).
+TEST_PACKAGES = ("npm", "qemu-user", "python3-tomli")
 # The peers of the benchmarks (bench/peers/): PyTorch and NumPy on OpenBLAS, the BLAS a user has.
 BENCH_PACKAGES = ("python3-torch", "python3-numpy", "libopenblas0-pthread")
 
