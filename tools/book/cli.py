@@ -13,8 +13,8 @@ import shutil
 import subprocess
 import sys
 
-from book.build import (BENCH_PACKAGES, BUILD_PACKAGES, GRADE_PACKAGES, ROOT, TEST_PACKAGES, build,
-                        build_targets, chapter_numbers, configure, ctest, ensure_packages,
+from book.build import (BENCH_PACKAGES, BUILD_PACKAGES, GRADE_PACKAGES, ROOT, TEST_PACKAGES,
+                        build, build_targets, chapter_numbers, configure, ctest, ensure_packages,
                         exit_code, jobs, run_or_exit, say)
 from book.homework.__main__ import main as homework_main
 from book.homework.markers import is_student_copy

@@ -6,7 +6,8 @@ import json
 import os
 import sys
 
-from book.build import GRADE_PACKAGES, LEAN_BUILD, build_targets, cmake_build, lean_configure, say
+from book.build import (GRADE_PACKAGES, LEAN_BUILD, build_targets, cmake_build, lean_configure,
+                        say)
 from book.homework import UsageError, formats
 from book.homework.grade import POINTS_FILE, grade_run, print_table
 from book.homework.run_tests import grading_jobs
@@ -84,10 +85,11 @@ with a message saying which. Jobs default to what the container's CPU quota and 
 and upload it as a programming assignment's autograder; the default base image (Ubuntu
 22.04) or 24.04 will do, with Gradescope's default limits (768 MB, 0.5 CPU; the book's
 docs/instructors.md gives the grading time measured under them). The tests are compiled for
-any x86-64 CPU (no `-march=native`): an image built on one machine grades on another. Students submit the files below, alone or inside their copy of
-the book (a file is found by its path, e.g. `code/src/causal_mask.cpp`, or by its name). A file
-they do not submit is graded as its stub (0 points for its exercise); a file that does not
-compile is replaced by its stub and its exercise scores 0 with the compiler's message.
+any x86-64 CPU (no `-march=native`): an image built on one machine grades on another.
+Students submit the files below, alone or inside their copy of the book (a file is found by
+its path, e.g. `code/src/causal_mask.cpp`, or by its name). A file they do not submit is
+graded as its stub (0 points for its exercise); a file that does not compile is replaced by its
+stub and its exercise scores 0 with the compiler's message.
 
 **PrairieLearn.** Run `run_autograder --submission /grade/student --results /grade/results
 --format prairielearn` in an external-grader image built with `setup.sh`.
