@@ -18,8 +18,8 @@ payload with the real maximum score, for
 2. the copy as released (every exercise a stub): 0 points of the same maximum.
 
 Needs root (useradd, chown; exit 77, skipped, otherwise) and python3-yaml. The user's ccache
-is kept in CCACHE_DIR below, so only the first run compiles everything (about 7 minutes on 2 busy cores); later runs take
-the objects from it, the build tree being new each time.
+is kept in CCACHE_DIR below, so only the first run compiles everything (about 5 minutes on 2
+busy cores); later runs take the objects from it, the build tree being new each time.
 """
 import base64
 import json
