@@ -29,6 +29,7 @@ Every results.json is checked by the platform's own rules (tests/platforms.py).
 Bad input (a bundle inside the book) is refused before anything is written. The builds reuse
 the full book's objects through ccache: only the files that differ are compiled.
 """
+import glob
 import json
 import os
 import shutil
@@ -189,6 +190,17 @@ def main():
               + ("" if r.returncode == 0 else f" ({r.stderr[-2000:]})"))
         if r.returncode != 0:
             return 1
+
+        # The bundle's binaries are portable: an image built on one host grades on another.
+        lean = os.path.join(bundle, "book", "build", "lean")
+        binaries = [os.path.join(lean, "tests", "test-lib")] + sorted(
+            glob.glob(os.path.join(lean, "chapters", "test-[0-9][0-9]")))
+        r = subprocess.run([sys.executable, "-B", os.path.join(ROOT, "tests", "test_portable.py"),
+                            *binaries], capture_output=True, text=True)
+        print(r.stdout, end="")
+        check(r.returncode == 0, f"the bundle's {len(binaries)} test binaries run on a CPU "
+              "without AVX-512 (qemu-user, Haswell)" + ("" if r.returncode == 0
+                                                         else f" ({r.stderr[-1000:]})"))
 
         # 1. The solutions: full marks.
         correct = os.path.join(tmp, "correct")

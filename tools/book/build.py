@@ -21,9 +21,15 @@ BUILD_PACKAGES = ("cmake", "make", "ninja-build", "g++", "ccache", "libeigen3-de
                   "libjs-lunr", "python3-pylatexenc", "emscripten", "python3-yaml",
                   # the PDF of the book: Chromium prints the pages, pdfunite joins them
                   "chromium", "poppler-utils")
-# npm installs axe-core, the accessibility engine of the page test (tests/site/package.json);
+# What grading needs (the exercises' tests: no site, no benchmarks), in Debian and Ubuntu alike:
+# ./book grade on a GitHub-hosted runner and the autograder's setup.sh install only these.
+GRADE_PACKAGES = ("cmake", "ninja-build", "g++", "ccache", "libeigen3-dev", "doctest-dev",
+                  "libcli11-dev", "nlohmann-json3-dev", "libfmt-dev", "python3")
+# npm installs axe-core, the accessibility engine of the page test (tests/site/package.json).
 # python3-jsonschema checks grades against Gradescope's results spec (tests/platforms.py).
-TEST_PACKAGES = ("npm", "python3-jsonschema")
+# qemu-user runs the grading binaries on a CPU without AVX-512 (tests/test_portable.py);
+# python3-tomli is what grading reads points.toml with on Python 3.10 (tests/test_homework.py).
+TEST_PACKAGES = ("npm", "python3-jsonschema", "qemu-user", "python3-tomli")
 # The peers of the benchmarks (bench/peers/): PyTorch and NumPy on OpenBLAS, the BLAS a user has.
 BENCH_PACKAGES = ("python3-torch", "python3-numpy", "libopenblas0-pthread")
 
@@ -147,17 +153,23 @@ LEAN_BUILD = os.path.join("build", "lean")
 
 
 def lean_configure(src, log):
-    """Configures SRC/build/lean: the tests and programs only (no site, no benchmarks).
+    """Configures SRC/build/lean: the tests and programs only (no site, no benchmarks), for
+    x86-64's baseline CPU, never -march=native: a grader's image is built on one machine and
+    run on others (a binary with AVX-512 dies with SIGILL on a CPU without it), and a grade
+    must not depend on the CPU that computed it (vector width changes the last bits).
     Every lean tree (validate's, grade --instructor's, an autograder's) sits at the same place
     inside its own copy of the book, and the compiler runs through ccache with base_dir set to
     the copy (CMakeLists.txt): the same file compiled in another copy is a cache hit, so only
     what differs is compiled."""
     build = os.path.join(src, LEAN_BUILD)
-    if os.path.isfile(os.path.join(build, "CMakeCache.txt")):
-        return 0
+    cache = os.path.join(build, "CMakeCache.txt")
+    if os.path.isfile(cache):  # configured; one from before BOOK_NATIVE=OFF is configured again
+        with open(cache, errors="replace") as f:
+            if "BOOK_NATIVE:BOOL=OFF" in f.read():
+                return 0
     return run_logged(["cmake", "-S", src, "-B", build, "-G", "Ninja",
                        "-DCMAKE_BUILD_TYPE=Release", "-DBOOK_WITH_SITE=OFF",
-                       "-DBOOK_WITH_BENCH=OFF"], log)
+                       "-DBOOK_WITH_BENCH=OFF", "-DBOOK_NATIVE=OFF"], log)
 
 
 def cmake_build(build, targets, log, jobs):

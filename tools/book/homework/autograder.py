@@ -6,7 +6,8 @@ import json
 import os
 import sys
 
-from book.build import LEAN_BUILD, build_targets, cmake_build, lean_configure, say
+from book.build import (GRADE_PACKAGES, LEAN_BUILD, build_targets, cmake_build, lean_configure,
+                        say)
 from book.homework import UsageError, formats
 from book.homework.grade import POINTS_FILE, chosen_exercises, grade_run, print_table
 from book.homework.run_tests import grading_jobs, test_user
@@ -16,9 +17,6 @@ from book.homework.student_copy import release_files
 
 AUTOGRADER_MARKER = ".book-autograder"
 EXECUTABLES = ("setup.sh", "run_autograder", "book/book")
-# What grading needs (no site, no benchmarks): Debian and Ubuntu packages.
-GRADE_PACKAGES = ("cmake ninja-build g++ ccache libeigen3-dev doctest-dev libcli11-dev "
-                  "nlohmann-json3-dev libfmt-dev python3")
 
 SETUP_SH = """#!/usr/bin/env bash
 # The autograder's setup (Gradescope runs it once, as root, when it builds the image): installs
@@ -35,9 +33,14 @@ if ((${#missing[@]} > 0)); then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# Python 3.10 (Ubuntu 22.04, Gradescope's default base image) has no tomllib: python3-tomli
+if ! python3 -c 'import tomllib' 2>/dev/null && ! python3 -c 'import tomli' 2>/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-tomli
+fi
 export PYTHONPATH="$here/book/tools"  # the book's tooling, the package book
 exec python3 -B -m book.homework autograde --source "$here" --prepare
-""" % GRADE_PACKAGES
+""" % " ".join(GRADE_PACKAGES)
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
 # Grades one submission (Gradescope copies this file to /autograder/run_autograder and runs it
@@ -66,7 +69,7 @@ def autograder_readme(exercises, files):
 Made by `./book release --autograder DIR` from the instructor's copy. It holds the student copy
 with the hidden tests kept (`book/`, no solution), the exercises' stubs (`stubs/`), and:
 
-- `setup.sh`: installs the packages ({GRADE_PACKAGES}) and builds the tests once;
+- `setup.sh`: installs the packages ({" ".join(GRADE_PACKAGES)}) and builds the tests once;
 - `run_autograder [--submission DIR] [--results DIR] [--format gradescope|prairielearn]
   [--time-limit S] [--jobs N]`: builds the submitted files into the book, runs every
   exercise's tests (hidden ones too) and writes `DIR/results.json`.
@@ -79,11 +82,14 @@ with a message saying which. Jobs default to what the container's CPU quota and 
 `run_autograder` exits 3 without a grade rather than give 0 for the machine's failure.
 
 **Gradescope.** Zip the *contents* of this directory (`cd DIR && zip -qr ../autograder.zip .`)
-and upload it as a programming assignment's autograder; choose the Ubuntu 24.04 base image
-(CMake 3.25 or newer is needed). Students submit the files below, alone or inside their copy of
-the book (a file is found by its path, e.g. `code/src/causal_mask.cpp`, or by its name). A file
-they do not submit is graded as its stub (0 points for its exercise); a file that does not
-compile is replaced by its stub and its exercise scores 0 with the compiler's message.
+and upload it as a programming assignment's autograder; the default base image (Ubuntu
+22.04) or 24.04 will do, with Gradescope's default limits (768 MB, 0.5 CPU; the book's
+docs/instructors.md gives the grading time measured under them). The tests are compiled for
+any x86-64 CPU (no `-march=native`): an image built on one machine grades on another.
+Students submit the files below, alone or inside their copy of the book (a file is found by
+its path, e.g. `code/src/causal_mask.cpp`, or by its name). A file they do not submit is
+graded as its stub (0 points for its exercise); a file that does not compile is replaced by its
+stub and its exercise scores 0 with the compiler's message.
 
 **PrairieLearn.** Run `run_autograder --submission /grade/student --results /grade/results
 --format prairielearn` in an external-grader image built with `setup.sh`.

@@ -5,6 +5,7 @@ import json
 import os
 
 from book.homework import UsageError
+from book.homework.classroom import WORKFLOW_PATH, classroom_workflow
 from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_copy,
                                    hidden_test_names, is_student_copy, read_text, release_text,
                                    scan)
@@ -43,10 +44,15 @@ def release_files(root, keep_hidden=False):
                 content[rel] = new.encode()
     marker = {"book": "Attention, Verified", "format": 1,
               "hidden_tests": "kept" if keep_hidden else "removed",
-              "exercises": list(exercises.values())}
+              "exercises": list(exercises.values()),
+              # ./book grade puts a file that does not compile back to its stub (in a copy)
+              "stubs": {rel: content[rel].decode() for rel in
+                        sorted({f["file"] for e in exercises.values() for f in e["functions"]})}}
     if keep_hidden:  # the grader shows these tests' claims only, never their expressions
         marker["hidden_test_names"] = hidden_test_names(files)
     content[MARKER_FILE] = (json.dumps(marker, indent=2) + "\n").encode()
+    if not keep_hidden:  # the student's repository grades itself on GitHub (unless yours does)
+        content.setdefault(WORKFLOW_PATH, classroom_workflow().encode())
     return content, files, exercises
 
 
