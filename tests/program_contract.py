@@ -26,6 +26,7 @@ No run may leave a staging directory (.NAME.partial-*) or a temporary file (.tmp
 """
 import os
 import re
+import resource
 import shlex
 import shutil
 import signal
@@ -54,22 +55,38 @@ def default_signals():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+OUTPUT_KEPT = 1 << 20  # bytes of a run's stdout and stderr read back (a --help is 2 KiB)
+OUTPUT_FILE_LIMIT = 64 << 20  # a run that prints more is stopped (SIGXFSZ)
+
+
+def limited_child():
+    default_signals()
+    resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_FILE_LIMIT, OUTPUT_FILE_LIMIT))
+
+
 def run(binary, args, cwd=None):
     """Runs the program; one that overruns RUN_TIMEOUT is stopped by SIGTERM (its harness then
-    cleans up), then killed with everything it started."""
-    p = subprocess.Popen([binary, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, cwd=cwd, preexec_fn=default_signals, start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=RUN_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        p.terminate()
+    cleans up), then killed with everything it started. Its output goes to files, not to this
+    process's memory: a program that prints without end (a student's, when graded) is stopped
+    at OUTPUT_FILE_LIMIT instead of filling the grader's memory through a pipe."""
+    with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
+        p = subprocess.Popen([binary, *args], stdout=out_f, stderr=err_f, cwd=cwd,
+                             preexec_fn=limited_child, start_new_session=True)
         try:
-            p.communicate(timeout=10)
+            p.wait(timeout=RUN_TIMEOUT)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.communicate()
-        return subprocess.CompletedProcess(p.args, -1, "", f"timed out ({RUN_TIMEOUT} s)")
-    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+            return subprocess.CompletedProcess(p.args, -1, "", f"timed out ({RUN_TIMEOUT} s)")
+
+        def text(f):
+            f.seek(0)
+            return f.read(OUTPUT_KEPT).decode("utf-8", "replace")
+        return subprocess.CompletedProcess(p.args, p.returncode, text(out_f), text(err_f))
 
 
 def tree(path):

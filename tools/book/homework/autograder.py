@@ -10,7 +10,7 @@ from book.build import (GRADE_PACKAGES, LEAN_BUILD, build_targets, cmake_build, 
                         say)
 from book.homework import UsageError, formats
 from book.homework.grade import POINTS_FILE, chosen_exercises, grade_run, print_table
-from book.homework.run_tests import grading_jobs, test_user
+from book.homework.run_tests import PROGRAM_TEST_FACTOR, TIME_LIMIT_S, grading_jobs, test_user
 from book.homework.markers import MARKER_FILE, load_marker, read_text
 from book.homework.staging import existing_ancestor, probe_writable, write_atomically
 from book.homework.student_copy import release_files
@@ -47,11 +47,12 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 # for every submission). Made by ./book release --autograder.
 #
 #   run_autograder [--submission DIR] [--results DIR] [--format gradescope|prairielearn]
-#                  [--time-limit S] [--jobs N]
+#                  [--exercise ID] [--hidden-tests DIR] [--time-limit S] [--jobs N]
 #
 # DIR defaults: /autograder/submission and /autograder/results (Gradescope's). The submitted
 # files (see README.md) are built into the book, the exercises' tests run, hidden ones
-# included, and DIR/results.json is written.
+# included (from hidden-tests/ beside this file, or --hidden-tests), and DIR/results.json is
+# written.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source_dir=$here
@@ -67,32 +68,39 @@ def autograder_readme(exercises, files):
     return f"""# Autograder of Attention, Verified
 
 Made by `./book release --autograder DIR` from the instructor's copy. It holds the student copy
-with the hidden tests kept (`book/`, no solution), the exercises' stubs (`stubs/`), and:
+(`book/`, no solution), the hidden tests apart from it (`{HIDDEN_TESTS}/`), the exercises'
+stubs (`stubs/`), and:
 
 - `setup.sh`: installs the packages ({" ".join(GRADE_PACKAGES)}) and builds the tests once;
 - `run_autograder [--submission DIR] [--results DIR] [--format gradescope|prairielearn]
-  [--time-limit S] [--jobs N]`: builds the submitted files into the book, runs every
-  exercise's tests (hidden ones too) and writes `DIR/results.json`.
+  [--exercise ID] [--hidden-tests DIR] [--time-limit S] [--jobs N]`: builds the submitted
+  files into the book, runs the exercises' tests (hidden ones too: from `{HIDDEN_TESTS}/`, or
+  DIR) and writes `DIR/results.json`.
 
 A test passes only when doctest's own report says it passed (a submission that calls
-`exit(0)` or `std::_Exit(0)` fails the tests it ends). Each test runs under a time limit
-(`--time-limit`, default 60 s) and an output limit (1 MiB); a test that reaches either fails
-with a message saying which. Jobs default to what the container's CPU quota and memory allow
-(one compile per GiB). If the compiler is killed (out of memory) even with one job,
-`run_autograder` exits 3 without a grade rather than give 0 for the machine's failure.
+`exit(0)` or `std::_Exit(0)` fails the tests it ends). Each test case runs under a time limit
+(`--time-limit`, default {TIME_LIMIT_S} s; a program's contract test {PROGRAM_TEST_FACTOR}
+times that) and an output limit (1 MiB); a test that reaches either fails with a message saying
+which. Run as root (as the platforms do), the grader runs student code as `nobody`, with the
+hidden tests out of its reach until the public tests are done. Jobs default to what the
+container's CPU quota and memory allow (one compile per GiB). If the compiler is killed (out of
+memory) even with one job, `run_autograder` exits 3 without a grade rather than give 0 for the
+machine's failure.
 
 **Gradescope.** Zip the *contents* of this directory (`cd DIR && zip -qr ../autograder.zip .`)
 and upload it as a programming assignment's autograder; the default base image (Ubuntu
-22.04) or 24.04 will do, with Gradescope's default limits (768 MB, 0.5 CPU; the book's
-docs/instructors.md gives the grading time measured under them). The tests are compiled for
-any x86-64 CPU (no `-march=native`): an image built on one machine grades on another.
-Students submit the files below, alone or inside their copy of the book (a file is found by
-its path, e.g. `code/src/causal_mask.cpp`, or by its name). A file they do not submit is
-graded as its stub (0 points for its exercise); a file that does not compile is replaced by its
-stub and its exercise scores 0 with the compiler's message.
+22.04) or 24.04 will do, with Gradescope's default limits (768 MB, 0.5 CPU). The tests are
+compiled for any x86-64 CPU (no `-march=native`): an image built on one machine grades on
+another. Students submit the files below, alone or inside their copy of the book (a file is
+found by its path, e.g. `code/src/causal_mask.cpp`, or by its name); nothing else is taken
+from a submission. A file they do not submit is graded as its stub (0 points for its
+exercise); a file that does not compile is replaced by its stub and its exercise scores 0 with
+the compiler's message.
 
-**PrairieLearn.** Run `run_autograder --submission /grade/student --results /grade/results
---format prairielearn` in an external-grader image built with `setup.sh`.
+**PrairieLearn** pulls public images: move `{HIDDEN_TESTS}/` into the course's
+`serverFilesCourse/` before building the image from this directory, and give each question
+`--exercise ID --hidden-tests /grade/serverFilesCourse/...` (the book's docs/instructors.md
+says how, with the timeout to set).
 
 Points per test case are set in `book/{POINTS_FILE}` (edit it in the instructor's copy and make
 the bundle again). Hidden tests appear as pass/fail with their claim only, after the grades
