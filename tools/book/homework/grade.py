@@ -12,7 +12,7 @@ from book.build import (LEAN_BUILD, LIBRARY_TESTS, ROOT, build_targets,
                         cmake_build, labels_of, lean_configure, run_logged, say)
 from book.homework import UsageError, formats
 from book.homework.run_tests import (TIME_LIMIT_S, graded_tests, keep_from_tests, let_tests_run,
-                                     run_tests, unreachable_for_others)
+                                     open_to_tests, run_tests, unreachable_for_others)
 from book.homework.markers import (MARKER_FILE, book_files, hidden_test_names, is_student_copy,
                                    load_marker, read_text, scan)
 from book.homework.staging import check_out_path, sync_tree, write_atomically
@@ -222,6 +222,7 @@ def run_graded_tests(src, build, tests, jobs, log, time_limit, user, also_hidden
     hidden = [t for t in tests if HIDDEN_BINARY.match(t["name"])]
     public = [t for t in tests if t not in hidden]
     if user:
+        open_to_tests(src)
         blocked = unreachable_for_others(build)
         if blocked:
             raise InfrastructureError(
