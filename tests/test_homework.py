@@ -24,8 +24,8 @@ import time
 from book import pages
 from book.build import ROOT, chapter_numbers
 from book.homework import UsageError, formats
-from book.homework.grade import (POINTS_FILE, claim_of, failure_feedback, hidden_restored,
-                                 load_points)
+from book.homework.grade import (POINTS_FILE, claim_of, exercise_of, failure_feedback,
+                                 hidden_restored, is_graded, load_points)
 from book.homework.run_tests import run_limited
 from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_copy,
                                    hidden_test_names, parse_regions, read_text, release_text,
@@ -252,6 +252,15 @@ def main():
     check(claim_of("03:the hat matrix is symmetric") == "the hat matrix is symmetric" and
           claim_of("lib: softmax rows sum to 1") == "softmax rows sum to 1",
           "a test's claim is its name without the binary's prefix")
+    check(exercise_of(["ch03", "ex03.1"]) == "03.1" and exercise_of(["ch06"]) is None and
+          exercise_of(["ch06", "contract", "ex06.6", "ex01.6"]) is None,
+          "a test is graded for its one exercise; one that runs two exercises' code for none")
+    hidden = ["the hat matrix depends only on the column space of X"]
+    check(is_graded("03-hidden:" + hidden[0], hidden) and
+          not is_graded("03-hidden:the hat matrix is symmetric", hidden) and
+          is_graded("03:the hat matrix is symmetric", hidden),
+          "from a hidden tests' binary only its hidden tests are graded, not its copies of "
+          "the public ones")
     fb = failure_feedback(
         "[doctest] doctest version\n=====\n/r/chapters/t.cpp:20:\nTEST SUITE: ex03.1\n"
         "TEST CASE:  c\n\n/r/chapters/t.cpp:25: ERROR: CHECK( a == b ) is NOT correct!\n"
