@@ -53,6 +53,22 @@ def one_line_exit_2(r, what):
           f"{what}: exit 2 and one line (got {r.returncode}: {r.stderr.strip()!r})")
 
 
+def run_leaving_a_process(tmp, script_text, time_limit):
+    """(returncode, why stopped, pid the script printed, whether that process still runs,
+    seconds): the script run as a graded test is, under run_limited."""
+    script = os.path.join(tmp, "test_script.py")
+    with open(script, "w") as f:
+        f.write(script_text)
+    t0 = time.monotonic()
+    rc, output, stopped = run_limited([sys.executable, script], tmp, time_limit=time_limit)
+    took = time.monotonic() - t0
+    pid = int(output.split()[0]) if output.split() else 0
+    time.sleep(0.5)
+    alive = bool(pid) and os.path.exists(f"/proc/{pid}") and \
+        open(f"/proc/{pid}/stat").read().split()[2] != "Z"
+    return rc, stopped, pid, alive, took
+
+
 def main():
     files, exercises = scan(ROOT)
     check(len(exercises) >= 6, f"at least six exercises ({', '.join(exercises)})")
@@ -196,42 +212,26 @@ def main():
         # A test stopped at its time limit takes with it what it started, also a program
         # started in a session of its own (as the contract test starts each run): such a
         # program once looped on for an hour after its test was graded.
-        script = os.path.join(tmp, "starts_a_loop.py")
-        with open(script, "w") as f:
-            f.write("import subprocess, sys, time\n"
-                    "p = subprocess.Popen([sys.executable, '-c', 'while True: pass'],\n"
-                    "                     start_new_session=True, stdout=subprocess.DEVNULL)\n"
-                    "print(p.pid, flush=True)\n"
-                    "time.sleep(600)\n")
-        t0 = time.monotonic()
-        rc, output, stopped = run_limited([sys.executable, script], tmp, time_limit=2)
-        started = int(output.split()[0]) if output.split() else 0
-        time.sleep(0.5)
-        alive = started and os.path.exists(f"/proc/{started}") and \
-            open(f"/proc/{started}/stat").read().split()[2] != "Z"
-        check(rc is None and "time limit" in stopped and started and not alive
-              and time.monotonic() - t0 < 10,
+        rc, stopped, started, alive, took = run_leaving_a_process(
+            tmp, "import subprocess, sys, time\n"
+                 "p = subprocess.Popen([sys.executable, '-c', 'while True: pass'],\n"
+                 "                     start_new_session=True, stdout=subprocess.DEVNULL)\n"
+                 "print(p.pid, flush=True)\n"
+                 "time.sleep(600)\n", time_limit=2)
+        check(rc is None and "time limit" in stopped and started and not alive and took < 10,
               "a test stopped at its time limit leaves no process behind (also one in its own "
               f"session): {stopped!r}, pid {started} {'still runs' if alive else 'gone'}")
         # A test that passes but leaves a daemon behind (a double fork: out of its process
         # tree) holding its output open: the test ends when it ends, and the daemon goes too.
-        script = os.path.join(tmp, "leaves_a_daemon.py")
-        with open(script, "w") as f:
-            f.write("import os, sys, time\n"
-                    "if os.fork() == 0:\n"
-                    "    os.setsid()\n"
-                    "    if os.fork() == 0:\n"
-                    "        print(os.getpid(), flush=True)\n"
-                    "        while True: time.sleep(0.1)\n"
-                    "    os._exit(0)\n"
-                    "time.sleep(0.5)\n")
-        t0 = time.monotonic()
-        rc, output, stopped = run_limited([sys.executable, script], tmp, time_limit=30)
-        daemon = int(output.split()[0]) if output.split() else 0
-        time.sleep(0.5)
-        alive = daemon and os.path.exists(f"/proc/{daemon}") and \
-            open(f"/proc/{daemon}/stat").read().split()[2] != "Z"
-        took = time.monotonic() - t0
+        rc, stopped, daemon, alive, took = run_leaving_a_process(
+            tmp, "import os, sys, time\n"
+                 "if os.fork() == 0:\n"
+                 "    os.setsid()\n"
+                 "    if os.fork() == 0:\n"
+                 "        print(os.getpid(), flush=True)\n"
+                 "        while True: time.sleep(0.1)\n"
+                 "    os._exit(0)\n"
+                 "time.sleep(0.5)\n", time_limit=30)
         check(rc == 0 and not stopped and daemon and not alive and took < 10,
               f"a test that leaves a daemon holding its output ends in {took:.1f} s, not at "
               f"its time limit, and the daemon (pid {daemon}) is "
