@@ -12,7 +12,8 @@ from book.homework import UsageError, formats
 from book.homework.grade import POINTS_FILE, chosen_exercises, grade_run, print_table
 from book.homework.run_tests import PROGRAM_TEST_FACTOR, TIME_LIMIT_S, grading_jobs, test_user
 from book.homework.markers import MARKER_FILE, load_marker, read_text
-from book.homework.staging import existing_ancestor, probe_writable, write_atomically
+from book.homework.staging import (existing_ancestor, probe_writable, write_atomically,
+                                   write_if_changed)
 from book.homework.student_copy import release_files
 
 AUTOGRADER_MARKER = ".book-autograder"
@@ -134,14 +135,8 @@ def bring_hidden_tests(source, book):
     if not os.path.isdir(source):
         return []
     for path in sorted(glob.glob(os.path.join(source, "chapters", "*", "hidden", "test*.cpp"))):
-        rel = os.path.relpath(path, source)
         with open(path, "rb") as f:
-            data = f.read()
-        dst = os.path.join(book, rel)
-        if not os.path.isfile(dst) or open(dst, "rb").read() != data:
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            with open(dst, "wb") as f:
-                f.write(data)
+            write_if_changed(os.path.join(book, os.path.relpath(path, source)), f.read())
     with open(os.path.join(source, HIDDEN_NAMES), encoding="utf-8") as f:
         return json.load(f)
 
@@ -231,10 +226,7 @@ def cmd_autograde(args):
                 notes.append(f"graded {os.path.relpath(found, submission)} as {rel}")
         elif rel in graded:
             notes.append(f"not submitted: {rel} (graded as its stub)")
-        path = os.path.join(book, rel)
-        if read_text(path) != text:  # an unchanged file keeps its mtime: nothing to rebuild
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
+        write_if_changed(os.path.join(book, rel), text.encode())
     open(log, "w").close()
     if lean_configure(book, log) != 0:
         raise RuntimeError(f"the bundle's book does not configure (log: {log})")

@@ -9,6 +9,24 @@ import tempfile
 from book.homework import UsageError
 
 
+def write_if_changed(path, data, mode_from=None):
+    """Writes bytes `data` to `path` (through a temporary file renamed into place, with the
+    mode of `mode_from` if it exists) unless the file already holds them: an unchanged file
+    keeps its mtime, so an incremental build recompiles only what changed. Returns 1 when it
+    wrote, 0 when not."""
+    if os.path.isfile(path):
+        with open(path, "rb") as f:
+            if f.read() == data:
+                return 0
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "wb") as f:
+        f.write(data)
+    if mode_from and os.path.exists(mode_from):
+        shutil.copymode(mode_from, path + ".tmp")
+    os.replace(path + ".tmp", path)
+    return 1
+
+
 def sync_tree(root, content, out, keep=("build",)):
     """Makes `out` hold exactly `content`; a file whose bytes are unchanged is not rewritten
     (its mtime stays, so an incremental build recompiles only what changed). Top-level
@@ -20,17 +38,7 @@ def sync_tree(root, content, out, keep=("build",)):
         if data is None:
             with open(src, "rb") as f:
                 data = f.read()
-        if os.path.isfile(dst):
-            with open(dst, "rb") as f:
-                if f.read() == data:
-                    continue
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        with open(dst + ".tmp", "wb") as f:
-            f.write(data)
-        if os.path.exists(src):
-            shutil.copymode(src, dst + ".tmp")
-        os.replace(dst + ".tmp", dst)
-        written += 1
+        written += write_if_changed(dst, data, mode_from=src)
     wanted = set(content)
     for dirpath, dirnames, filenames in os.walk(out, topdown=True):
         rel_dir = os.path.relpath(dirpath, out)
