@@ -3,6 +3,12 @@
 from outside, one table of cases run against each program.
 
 usage: program_contract.py BINARY [--quick-args ARGS] [--slow-args ARGS] [--bad 'ARGS' OPTION]...
+                           [--exercise NN.M]...
+
+--exercise: an exercise whose code the program runs and this test grades (the student copy).
+A run that ends with exit code 3 because some sections wait for OTHER exercises (results.json's
+"exercises_not_done", harness::section) counts as a run: this test must not cost points of an
+exercise it does not grade. Waiting for one of its own exercises fails it.
 
 Usage errors (exit 2, exactly one line on stderr naming the option, nothing written):
 - each --bad pair, an unknown flag, an --out under a file;
@@ -24,6 +30,7 @@ Runs (--quick, or ARGS of --quick-args):
 
 No run may leave a staging directory (.NAME.partial-*) or a temporary file (.tmp-*) behind.
 """
+import json
 import os
 import re
 import resource
@@ -126,8 +133,9 @@ def usage_error_case(binary, args, option, what, cwd=None):
 
 
 class Contract:
-    def __init__(self, binary, quick, slow, bad_cases, tmp):
+    def __init__(self, binary, quick, slow, bad_cases, tmp, exercises=()):
         self.binary, self.quick, self.slow, self.bad_cases, self.tmp = binary, quick, slow, bad_cases, tmp
+        self.exercises = exercises
         self.reference = None  # --out of a complete --quick --seed 7 run
 
     def dir(self, name):
@@ -188,7 +196,7 @@ class Contract:
             out = os.path.join(parent, name)
             r = run(self.binary, self.quick + ["--seed", seed, "--out", out])
             # Exit code 0 alone is no proof: code that calls exit(0) midway exits 0 too.
-            ok = r.returncode == 0 and os.path.isfile(os.path.join(out, "results.json"))
+            ok = self.completed(r, out)
             check(ok, f"{shlex.join(self.quick)} --seed {seed} --out {shlex.quote(name)} runs "
                   f"and writes its results.json (exit code {r.returncode}, stderr: "
                   f"{r.stderr.strip()[:300]!r})")
@@ -220,6 +228,18 @@ class Contract:
                   f"--seed 010 is ten: results.json records \"seed\": {seed.group(1) if seed else None}")
         if a and c:
             check(reproducible_text(a) != reproducible_text(c), "other seed: different results.json")
+
+    def completed(self, r, out):
+        """Whether run `r` wrote its output set in `out`: exit code 0, or 3 with sections that
+        wait only for exercises other than this test's own."""
+        try:
+            with open(os.path.join(out, "results.json"), encoding="utf-8") as f:
+                waiting = set(json.load(f).get("exercises_not_done", "").split())
+        except (OSError, ValueError):
+            return False
+        if r.returncode == 0:
+            return not waiting
+        return r.returncode == 3 and bool(waiting) and not waiting & set(self.exercises)
 
     def interrupted(self):
         if not self.slow:
@@ -310,6 +330,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     binary, quick, slow, bad_cases = os.path.abspath(argv[0]), ["--quick"], [], []
+    exercises = []
     i = 1
     while i < len(argv):
         if argv[i] in ("--quick-args", "--slow-args") and i + 1 < len(argv):
@@ -318,6 +339,9 @@ def main():
                 quick = words
             else:
                 slow = words
+            i += 2
+        elif argv[i] == "--exercise" and i + 1 < len(argv):
+            exercises.append(argv[i + 1])
             i += 2
         elif argv[i] == "--bad" and i + 2 < len(argv):
             bad_cases.append((argv[i + 1], argv[i + 2]))
@@ -328,7 +352,7 @@ def main():
 
     start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
-        c = Contract(binary, quick, slow, bad_cases, tmp)
+        c = Contract(binary, quick, slow, bad_cases, tmp, exercises)
         for case in [c.help, c.bad_arguments, c.out_without_value, c.out_not_an_output_set,
                      c.same_seed_same_results, c.interrupted, c.full_filesystem, c.no_leftovers]:
             case()

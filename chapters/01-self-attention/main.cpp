@@ -311,16 +311,24 @@ void run(const Options& o, const harness::CommandLine& cli) {
   harness::Report r;
   harness::record_options(cli, r.results);
 
-  dot_versus_distance(r);
-  weight_table(r);
-  qk_variance(o, rng, out, r);
-  saturation(o, rng, out, r);
-  causal_sentence(out, r);
-  multi_head(o, rng, r);
-
-  for (const char* figure :
-       {"01-causal-weights", "01-qk-variance", "01-softmax-saturation"})
-    harness::render_figure(out, figure);
+  // Each section on its own (harness::section): in the student copy, 6 and 7 wait for
+  // exercise 01.6 (causal_mask) and the others still run. 7 is last: it draws from `rng`.
+  harness::section(r, out, "1. Dot product vs distance", [&] { dot_versus_distance(r); });
+  harness::section(r, out, "2. The weight table", [&] { weight_table(r); });
+  harness::section(r, out, "5. Var(q.k)", [&] {
+    qk_variance(o, rng, out, r);
+    harness::render_figure(out, "01-qk-variance");
+  });
+  harness::section(r, out, "5. Softmax saturation", [&] {
+    saturation(o, rng, out, r);
+    harness::render_figure(out, "01-softmax-saturation");
+  });
+  harness::section(r, out, "6. Causal attention on the toy sentence", [&] {
+    causal_sentence(out, r);
+    harness::render_figure(out, "01-causal-weights");
+  });
+  harness::section(r, out, "7. Multi-head causal self-attention",
+                   [&] { multi_head(o, rng, r); });
   harness::finish_program(out, r);
 }
 

@@ -368,12 +368,17 @@ void run(const Options& o, const harness::CommandLine& cli) {
   Report report;
   harness::record_options(cli, report.results);
   attn::Rng rng(o.common.seed);
-  taylor(o, rng, out, report);
-  exp_limit(o, rng, out, report);
-  random_features(o, rng, out, report);
-  equal_dimension(o, rng, out, report);
-  attention_checks(o, rng, report);
-  rank(o, rng, out, report);
+  // Each section on its own (harness::section): in the student copy, those that use
+  // exp_limit_features wait for exercise 05.6 and the others still run. Each draws its random
+  // inputs before it calls exp_limit_features, so the later sections see the same stream.
+  harness::section(report, out, "1. Taylor map", [&] { taylor(o, rng, out, report); });
+  harness::section(report, out, "2. Exp-limit map", [&] { exp_limit(o, rng, out, report); });
+  harness::section(report, out, "3. Random features",
+                   [&] { random_features(o, rng, out, report); });
+  harness::section(report, out, "4. Equal feature dimension",
+                   [&] { equal_dimension(o, rng, out, report); });
+  harness::section(report, out, "5. Attention", [&] { attention_checks(o, rng, report); });
+  harness::section(report, out, "6. Rank", [&] { rank(o, rng, out, report); });
   attn::Rng timing_rng(o.common.seed + 1);
   harness::finish_program(out, report, timing(o, timing_rng, out, report));
 }

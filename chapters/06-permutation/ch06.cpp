@@ -177,15 +177,22 @@ std::vector<VariantResidual> symmetry_residuals(const Sizes& s, attn::Rng& rng,
   };
   // [variants]
 
+  // Every permutation is drawn before any residual is computed: in the student copy the
+  // residual (exercise 06.6) throws, and the sections after this one must still draw the
+  // same numbers as in the full book.
+  std::vector<std::vector<attn::Permutation>> perms(variants.size());
+  for (std::size_t k = 0; k < variants.size(); ++k)
+    for (long i = 0; i < s.perms; ++i)
+      perms[k].push_back(moving_permutation(variants[k].input.rows(), rng));
+
   std::vector<VariantResidual> residuals;
   for (std::size_t k = 0; k < variants.size(); ++k) {
     const Variant& v = variants[k];
     tell(progress, "variant " + std::to_string(k + 1) + " of " +
                        std::to_string(variants.size()) + ": " + v.label);
     double lo = std::numeric_limits<double>::infinity(), hi = 0;
-    for (long i = 0; i < s.perms; ++i) {
+    for (const attn::Permutation& perm : perms[k]) {
       // [residual]
-      const attn::Permutation perm = moving_permutation(v.input.rows(), rng);
       const double res = v.invariance ? attn::invariance_residual(v.f, v.input, perm)
                                       : attn::equivariance_residual(v.f, v.input, perm);
       // [residual]

@@ -104,7 +104,7 @@ class Numbers(unittest.TestCase):
             Book("<!--#count--> seven\n").expected()
 
     def test_student_copy_keeps_the_text(self):
-        b = Book("w <!--#weight .2f-->0.30\n", results={"exercise_not_done": True})
+        b = Book("w <!--#weight .2f-->0.30\n", results={"exercises_not_done": "01.6"})
         self.assertEqual(b.expected(), pages.read(b.readme))
 
 

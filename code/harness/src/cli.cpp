@@ -220,6 +220,11 @@ int run_program(CommandLine& cli, int argc, char** argv,
   } catch (const usage_error& e) {
     fmt::print(stderr, "{}: {} (see --help)\n", program, e.what());
     return 2;
+  } catch (const sections_waiting& e) {
+    // The student copy: the sections that do not need the unfinished exercises ran and their
+    // output set is written; the summary and this line say which sections wait.
+    fmt::print(stderr, "{}: {}\n", program, e.what());
+    return 3;
   } catch (const attn::exercise_not_done& e) {
     // The student copy of the book: one line that says which exercise to do, exit code 3.
     fmt::print(stderr, "{} needs exercise {} ({} in {}): not done yet\n", program, e.id(),

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <csignal>
 #include <cerrno>
@@ -20,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "attn/exercise.hpp"
 #include "harness/cli.hpp"
 
 extern char** environ;
@@ -311,6 +313,44 @@ void finish_program(const fs::path& dir, const Results& results, const std::stri
   write_file_atomic(dir / "output.txt", text);
   swap_into_place(dir, staging->out);
   fmt::print("{}\n{}wrote {}\n", text, note, staging->given.string());
+}
+
+bool section(Report& report, const fs::path& dir, const std::string& title,
+             const std::function<void()>& body) {
+  const std::size_t text_before = report.text.size();
+  const Results results_before = report.results;
+  std::vector<fs::path> files_before;
+  for (const auto& entry : fs::directory_iterator(dir)) files_before.push_back(entry.path());
+  try {
+    body();
+    return true;
+  } catch (const attn::exercise_not_done& e) {
+    report.text.resize(text_before);
+    report.results = results_before;
+    for (const auto& entry : fs::directory_iterator(dir))
+      if (std::find(files_before.begin(), files_before.end(), entry.path()) ==
+          files_before.end())
+        fs::remove_all(entry.path());
+    report.say("{} waits for exercise {}: write {} in {}, then run the program again.\n\n",
+               title, e.id(), e.function(), e.file());
+    report.waiting.push_back({title, e.id(), e.function(), e.file()});
+    return false;
+  }
+}
+
+void finish_program(const fs::path& dir, const Report& report, const std::string& note) {
+  if (report.waiting.empty()) return finish_program(dir, report.results, report.text, note);
+  Results results = report.results;
+  std::string ids, sections;
+  for (const Report::Waiting& w : report.waiting) {
+    if (ids.find(w.exercise) == std::string::npos) ids += (ids.empty() ? "" : " ") + w.exercise;
+    sections += (sections.empty() ? "" : "; ") + w.section + " (exercise " + w.exercise + ")";
+  }
+  results["exercises_not_done"] = ids;
+  finish_program(dir, results, report.text, note);
+  throw sections_waiting(fmt::format(
+      "{} section(s) wait for an exercise not done yet: {}. The other sections ran.",
+      report.waiting.size(), sections));
 }
 
 namespace {

@@ -19,8 +19,8 @@ grade, check and validate run it; CMake runs labels, run-chapter and leak-test).
                                        (build step) ctest labels exNN.M
   run-chapter --exe B --out DIR --figures-dir D [--figure NAME ...]
                                        (build step) run a chapter program; in a student
-                                       copy an exercise not done gives placeholders instead
-                                       of a failed build
+                                       copy, sections waiting for an exercise leave the
+                                       book's figures in place instead of a failed build
 """
 import argparse
 import re

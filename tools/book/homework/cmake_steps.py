@@ -1,6 +1,7 @@
 """Build steps CMake runs (python -m book.homework labels|run-chapter): the ctest labels exNN.M
 of a test binary, and a chapter program that in a student copy writes placeholders for an
 exercise not done instead of failing the build."""
+import json
 import os
 import re
 import shutil
@@ -48,19 +49,35 @@ def cmd_run_chapter(args):
         return 0
     if r.returncode != EXIT_NOT_DONE or not is_student_copy(ROOT):
         return r.returncode
-    # The student copy: the site still builds. output.txt says which exercise to do, the
-    # committed figures stand in for the ones the program would have drawn.
-    os.makedirs(args.out, exist_ok=True)
+    # The student copy: the site still builds. Either the program ran every section that does
+    # not wait for an exercise (its results.json says which exercises it waits for) or it
+    # stopped before writing anything: then output.txt says which exercise to do. The
+    # committed figures stand in for the ones the program did not draw.
     line = r.stderr.strip().split("\n")[-1]
-    with open(os.path.join(args.out, "output.txt"), "w", encoding="utf-8") as f:
-        f.write(f"{line}\n\nThis is the student copy of the book. The program's output "
-                "appears here once the exercise is done\n(then run ./book again).\n")
-    with open(os.path.join(args.out, "results.json"), "w", encoding="utf-8") as f:
-        f.write('{"exercise_not_done": true}\n')
+    if not exercises_not_done(args.out):
+        os.makedirs(args.out, exist_ok=True)
+        ident = re.search(r"exercise " + ID, line)
+        with open(os.path.join(args.out, "output.txt"), "w", encoding="utf-8") as f:
+            f.write(f"{line}\n\nThis is the student copy of the book. The program's output "
+                    "appears here once the exercise is done\n(then run ./book again).\n")
+        with open(os.path.join(args.out, "results.json"), "w", encoding="utf-8") as f:
+            json.dump({"exercises_not_done": ident.group(1) if ident else "?"}, f)
     for name in args.figure:
         src = os.path.join(args.figures_dir, name + ".svg")
-        if os.path.isfile(src):
-            shutil.copyfile(src, os.path.join(args.out, name + ".svg"))
-    print(f"(student copy) {line}; placeholders written in {args.out}")
+        dst = os.path.join(args.out, name + ".svg")
+        if os.path.isfile(src) and not os.path.isfile(dst):
+            shutil.copyfile(src, dst)
+    print(f"(student copy) {line}; the book's figures stand in for those not drawn "
+          f"in {args.out}")
     return 0
+
+
+def exercises_not_done(out):
+    """The exercises a program's output set in `out` waits for ("01.6 06.6"), or "" when it
+    has none or no output set (its results.json: harness::finish_program)."""
+    try:
+        with open(os.path.join(out, "results.json"), encoding="utf-8") as f:
+            return json.load(f).get("exercises_not_done", "")
+    except (OSError, ValueError):
+        return ""
 

@@ -12,9 +12,10 @@ from book.build import (LEAN_BUILD, ROOT, build_targets, cmake_build, labels_of,
 from book.homework import UsageError
 from book.homework.grade import POINTS_FILE, load_points
 from book.homework.leak_test import distinctive_lines, leaks
-from book.homework.markers import ID, is_student_copy
+from book.homework.markers import ID, book_files, is_student_copy
 from book.homework.staging import sync_tree
 from book.homework.student_copy import release_files
+from book.homework.student_runs import program_problems, run_programs
 
 def cmd_validate(args):
     if is_student_copy(ROOT):
@@ -97,6 +98,18 @@ def cmd_validate(args):
         for i in exercises:
             if not any("ex" + i in labs.get(n, []) for n in res):
                 problems.append(f"exercise {i}: no tests ran in the release")
+        # Every exercise can be started in order: the programs run what needs no stub, and
+        # compute what the full book computes (the same tree with the solutions back in).
+        say("validate: the chapter programs with every exercise a stub, then with the solutions")
+        stub_runs = run_programs(os.path.join(build, "bin"), os.path.join(base, "stub-runs"),
+                                 src)
+        sync_tree(ROOT, {rel: None for rel in book_files(ROOT)}, src)
+        if cmake_build(build, [f"ch{nn}" for nn in stub_runs], log, jobs) != 0:
+            problems.append(f"the full book does not build in {src} (log: {log})")
+        else:
+            full_runs = run_programs(os.path.join(build, "bin"),
+                                     os.path.join(base, "full-runs"), src)
+            problems += program_problems(stub_runs, full_runs, exercises)
         # The student copy proper (hidden tests removed) must build too. It is kept in
         # build/validate/student; ccache gives back the objects above: only the files with
         # hidden tests are compiled, and only the test binaries that hold them are linked.

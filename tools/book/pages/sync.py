@@ -127,7 +127,7 @@ class Results:
                     data = json.load(f)
             except OSError:
                 raise PageError(f"{path} is missing: build the book first (./book)")
-            self.cache[slug] = None if data.get("exercise_not_done") else data
+            self.cache[slug] = None if data.get("exercises_not_done") else data
         return self.cache[slug]
 
     def value(self, key, own_slug):

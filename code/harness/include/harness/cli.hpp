@@ -98,9 +98,11 @@ void require_memory(const std::string& option, double bytes);
 void progress(const std::string& message);
 
 /// Parses the command line (applying the --quick values), then runs `body`. Returns the
-/// process exit code: 0 on success or --help; 2 on a usage error (one line on stderr); 3 when
-/// `body` reached the stub of an exercise that is not done (attn::exercise_not_done, in the
-/// student copy: one line naming the exercise, the function and its file); 1 on any other
+/// process exit code: 0 on success or --help; 2 on a usage error (one line on stderr); 3 in the
+/// student copy when the run reached the stub of an exercise that is not done: either some
+/// sections waited for it (harness::section(); the others ran and their output set is written)
+/// or `body` met it outside a section (attn::exercise_not_done; nothing written) — one line
+/// names the exercise, the function and its file; 1 on any other
 /// failure (one line); a run stopped by a signal ends by that signal. Whatever happens, the
 /// output directory holds the previous complete output set or the new one (see
 /// begin_output()).

@@ -11,6 +11,8 @@
 #include <concepts>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -109,6 +111,12 @@ void write_json(const std::filesystem::path& path, const Results& results);
 struct Report {
   std::string text;
   Results results;
+  /// The sections that did not run because they reached an exercise not done yet (the
+  /// student copy; see section()), in the order met.
+  struct Waiting {
+    std::string section, exercise, function, file;
+  };
+  std::vector<Waiting> waiting;
 
   /// Appends formatted text to the summary (see harness::say()).
   template <typename... Args>
@@ -121,6 +129,28 @@ struct Report {
     results[key] = value;
     return value;
   }
+};
+
+/// Runs `body`, one section of a chapter program, which adds to `report` and may write files
+/// into `dir` (the directory begin_output() returned). In the student copy a section can reach
+/// the stub of an exercise not done yet (attn::exercise_not_done): then everything the
+/// section added to `report` and to `dir` is taken back, the summary says in one line that
+/// section `title` waits for that exercise, and the program goes on with its next section.
+/// So the exercises of a chapter can be done in any order: what does not need an unfinished
+/// exercise still runs. finish_program() then ends the run with exit code 3. Returns whether
+/// the section ran (for what needs two sections, such as a figure drawn from both).
+///
+/// A section must not draw from a random stream that a later section uses before it can
+/// reach a stub, or the later sections would see other numbers than in the full book
+/// (`./book validate` compares them).
+bool section(Report& report, const std::filesystem::path& dir, const std::string& title,
+             const std::function<void()>& body);
+
+/// Thrown by finish_program() after it has written the output set of a run in which some
+/// sections waited for exercises (Report::waiting); run_program() prints its one line and
+/// returns exit code 3.
+struct sections_waiting : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 /// Where a run writes: checks `out` (the --out option), creates a staging directory beside
@@ -142,11 +172,11 @@ std::filesystem::path begin_output(const std::filesystem::path& out);
 void finish_program(const std::filesystem::path& dir, const Results& results,
                     const std::string& text, const std::string& note = "");
 
-/// finish_program() for a Report.
-inline void finish_program(const std::filesystem::path& dir, const Report& report,
-                           const std::string& note = "") {
-  finish_program(dir, report.results, report.text, note);
-}
+/// finish_program() for a Report. When sections waited for exercises, results.json says
+/// which under "exercises_not_done" (their ids, space-separated) and, once the set is written,
+/// throws sections_waiting.
+void finish_program(const std::filesystem::path& dir, const Report& report,
+                    const std::string& note = "");
 
 /// Renders `figures/<script>.gp` with gnuplot: reads `<dir>/<name>.csv`, writes
 /// `<dir>/<name>.svg`. gnuplot runs in `dir` and is given the file names only, so any
