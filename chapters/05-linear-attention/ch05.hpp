@@ -11,11 +11,13 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "attn/exercise.hpp"
 #include "attn/random.hpp"
 #include "experiments/statistics.hpp"
 
@@ -193,6 +195,9 @@ struct MapWeights {
   Index D;                  // features
   double tv;                // mean total variation distance per row from softmax's
   double min_weight;        // the smallest unnormalised weight
+  // In the student copy: the unfinished exercise this map needs (the exp-limit map: 05.6);
+  // the row is then not computed.
+  std::optional<attn::exercise_not_done> not_done = {};
 };
 struct AttentionChecks {
   double linear_vs_quadratic, causal_rnn_vs_masked, stabiliser_change;
@@ -210,6 +215,7 @@ struct MapError {
   std::string map, label, name;  // "taylor", "Taylor p=3", "taylor_p3"
   Index D;
   double error;
+  std::optional<attn::exercise_not_done> not_done = {};  // as in MapWeights
 };
 
 std::vector<MapError> errors_at_dimension(const MatrixXd& Q, const MatrixXd& K,

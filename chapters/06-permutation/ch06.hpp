@@ -7,10 +7,12 @@
 
 #include <Eigen/Dense>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "attn/attention.hpp"
+#include "attn/exercise.hpp"
 #include "attn/random.hpp"
 #include "attn/transformer_block.hpp"
 
@@ -67,6 +69,9 @@ struct VariantResidual {
   bool invariance;    // f(PX) = f(X) rather than f(PX) = P f(X)
   bool symmetric;     // what the chapter claims
   double max, min;
+  // In the student copy: the unfinished exercise this variant's layer needs (the causal
+  // block: 01.6's causal_mask); its residuals are then not computed.
+  std::optional<attn::exercise_not_done> not_done = {};
 };
 std::vector<VariantResidual> symmetry_residuals(const Sizes& s, attn::Rng& rng,
                                                 const Progress& progress = {});

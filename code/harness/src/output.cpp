@@ -21,7 +21,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "attn/exercise.hpp"
 #include "harness/cli.hpp"
 
 extern char** environ;
@@ -331,11 +330,18 @@ bool section(Report& report, const fs::path& dir, const std::string& title,
       if (std::find(files_before.begin(), files_before.end(), entry.path()) ==
           files_before.end())
         fs::remove_all(entry.path());
-    report.say("{} waits for exercise {}: write {} in {}, then run the program again.\n\n",
-               title, e.id(), e.function(), e.file());
-    report.waiting.push_back({title, e.id(), e.function(), e.file()});
+    part_waits(report, title, e);
+    report.say("\n");
     return false;
   }
+}
+
+void part_waits(Report& report, const std::string& part, const attn::exercise_not_done& e) {
+  report.say("{} waits for exercise {}: write {} in {}, then run the program again.\n", part,
+             e.id(), e.function(), e.file());
+  const std::size_t name = part.find_first_not_of(' ');  // a row's indentation
+  report.waiting.push_back(
+      {part.substr(name == std::string::npos ? 0 : name), e.id(), e.function(), e.file()});
 }
 
 void finish_program(const fs::path& dir, const Report& report, const std::string& note) {
@@ -348,9 +354,8 @@ void finish_program(const fs::path& dir, const Report& report, const std::string
   }
   results["exercises_not_done"] = ids;
   finish_program(dir, results, report.text, note);
-  throw sections_waiting(fmt::format(
-      "{} section(s) wait for an exercise not done yet: {}. The other sections ran.",
-      report.waiting.size(), sections));
+  throw sections_waiting(fmt::format("waiting for exercises not done yet: {}. The rest ran.",
+                                     sections));
 }
 
 namespace {

@@ -67,7 +67,7 @@ def cmd_run_chapter(args):
         dst = os.path.join(args.out, name + ".svg")
         if os.path.isfile(src) and not os.path.isfile(dst):
             shutil.copyfile(src, dst)
-    print(f"(student copy) {line}; the book's figures stand in for those not drawn "
+    print(f"(student copy) the book's figures stand in for those the program did not draw, "
           f"in {args.out}")
     return 0
 

@@ -20,6 +20,8 @@
 #include <variant>
 #include <vector>
 
+#include "attn/exercise.hpp"
+
 namespace harness {
 
 /// Throws std::runtime_error naming `what` if `x` is NaN or infinite: a result is never
@@ -145,6 +147,13 @@ struct Report {
 /// (`./book validate` compares them).
 bool section(Report& report, const std::filesystem::path& dir, const std::string& title,
              const std::function<void()>& body);
+
+/// Records that `part` of a section (a row of its table) waits for the exercise `e` while the
+/// rest of the section runs (in the student copy): one line in the summary, as for a whole
+/// section, and the exercise among those finish_program() lists. For a part that another
+/// exercise's code reaches (chapter 06's causal block needs 01.6's causal_mask): the section's
+/// own exercise is still graded on the rest.
+void part_waits(Report& report, const std::string& part, const attn::exercise_not_done& e);
 
 /// Thrown by finish_program() after it has written the output set of a run in which some
 /// sections waited for exercises (Report::waiting); run_program() prints its one line and
