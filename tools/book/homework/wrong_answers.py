@@ -19,7 +19,7 @@ import os
 import re
 
 from book.build import LEAN_BUILD, cmake_build, labels_of, lean_configure, run_ctest, say
-from book.homework.markers import ID, book_files, hidden_test_names, read_text
+from book.homework.markers import ID, book_files, hidden_test_names, read_text, stub_lines
 from book.homework.staging import sync_tree
 
 CATALOGUE = re.compile(r"chapters/[^/]+/wrong_answers\.cpp")
@@ -28,6 +28,7 @@ END = re.compile(r"^// END WRONG ANSWER\s*$")
 INCLUDE = re.compile(r"^#include [<\"][^>\"]+[>\"]\s*$")
 MIN_PER_EXERCISE = 6
 ENV = "BOOK_WRONG_ANSWER"
+STUBS = "BOOK_STUBS"  # exercise ids, e.g. "01.6,02.6": those regions throw as in the release
 TEST_PREFIX = re.compile(r"^[\w-]+: ?")  # "06: " / "06:" / "lib: " before a doctest name
 SUITE = re.compile(r'doctest::test_suite\("ex' + ID + r'"\)')
 
@@ -102,28 +103,30 @@ def catalogue_problems(catalogue, exercises):
 
 
 def switched_text(text, regions, catalogue):
-    """A solution file whose every solution region runs the wrong answer BOOK_WRONG_ANSWER
-    names, or else the solution: each body in its own braces of one if/else chain, so that a
-    body which does not return is an error (-Wreturn-type), not a fall through to the solution."""
+    """A solution file whose every solution region is the release's stub when BOOK_STUBS
+    names its exercise, the wrong answer BOOK_WRONG_ANSWER names, or else the solution: each
+    body in its own braces of one if/else chain, so that a body which does not return is an
+    error (-Wreturn-type), not a fall through to the solution."""
     lines, out, i = text.split("\n"), [], 0
     includes = []
     for r in sorted(regions, key=lambda r: r.start):
         if r.kind != "solution":
             continue
         wrong = [w for w in catalogue if w.id == r.id]
-        if not wrong:  # (an exercise not being checked) the solution as it is
-            continue
         includes += [inc for w in wrong for inc in w.includes]
         ind = r.indent
         out += lines[i:r.start - 1]
-        out += [f"{ind}// Exercise {r.id}: the solution, or the wrong answer {ENV} names "
-                "(./book validate).",
-                f'{ind}const char* const book_wrong_answer = std::getenv("{ENV}");',
-                f"{ind}const std::string_view book_wrong = book_wrong_answer ? "
-                "book_wrong_answer : \"\";"]
-        for k, w in enumerate(wrong):
-            out.append(f'{ind}{"} else " if k else ""}if (book_wrong == "{w.key}") {{'
-                       f"  // {w.description}")
+        out += [f"{ind}// Exercise {r.id}: its stub if {STUBS} names it, the wrong answer "
+                f"{ENV} names, or the solution",
+                f"{ind}// (./book validate).",
+                f'{ind}if (const char* const stubs = std::getenv("{STUBS}");',
+                f'{ind}    stubs && std::string_view(stubs).find("{r.id}") != '
+                "std::string_view::npos) {"]
+        out += ["  " + line for line in stub_lines(r, lines)]
+        for w in wrong:
+            out.append(f'{ind}}} else if (const char* const wrong = std::getenv("{ENV}");')
+            out.append(f'{ind}           wrong && std::string_view(wrong) == "{w.key}") {{')
+            out.append(f"{ind}  // {w.description}")
             out += [ind + "  " + line if line.strip() else "" for line in w.body]
         out.append(f"{ind}}} else {{")
         out += ["  " + line if line.strip() else "" for line in r.lines]
@@ -132,7 +135,6 @@ def switched_text(text, regions, catalogue):
     out += lines[i:]
     head = ["#include <cstdlib>", "#include <string_view>"] + sorted(set(includes))
     return "\n".join(head + out)
-
 
 def exercise_test_targets(root, ids):
     """The test binaries that hold tests of the exercises `ids` (a test_suite("exNN.M")
@@ -162,7 +164,7 @@ def check_wrong_answers(root, files, exercises, base, jobs, log, ids=None):
     build = os.path.join(src, LEAN_BUILD)
     content = {rel: None for rel in book_files(root)}
     for rel, (text, regions) in files.items():
-        if any(r.kind == "solution" and r.id in ids for r in regions):
+        if any(r.kind == "solution" for r in regions):
             content[rel] = switched_text(text, regions, catalogue).encode()
     os.makedirs(src, exist_ok=True)
     sync_tree(root, content, src)
@@ -171,12 +173,16 @@ def check_wrong_answers(root, files, exercises, base, jobs, log, ids=None):
         rc = cmake_build(build, exercise_test_targets(root, ids), log, jobs)
     if rc != 0:
         return problems + [f"the book with its wrong answers does not build (log: {log})"]
-    # The switch itself: with no wrong answer named, every exercise's tests pass.
-    res = run_ctest(build, label_regex="^ex(" + "|".join(map(re.escape, ids)) + ")$",
-                    exclude_regex="^contract$", jobs=jobs, log=log,
-                    env={k: v for k, v in os.environ.items() if k != ENV})
-    problems += [f"fails with the solutions switched in (no {ENV}): {n}"
-                 for n, (s, _) in sorted(res.items()) if s == "failed"]
+    # The switch itself, and the exercises' independence: with no wrong answer named and
+    # every OTHER exercise a stub, each exercise's tests pass (a student can do it first).
+    plain = {k: v for k, v in os.environ.items() if k not in (ENV, STUBS)}
+    for i in ids:
+        others = ",".join(j for j in exercises if j != i and exercises[j]["functions"])
+        res = run_ctest(build, label_regex=f"^ex{re.escape(i)}$", exclude_regex="^contract$",
+                        jobs=jobs, log=log, env=dict(plain, **{STUBS: others}), timeout=120)
+        problems += [f"a test of {i} fails with its solution while the other exercises are "
+                     f"stubs (it needs another exercise's function): {n}"
+                     for n, (s, _) in sorted(res.items()) if s == "failed"]
     hidden = set(hidden_test_names(files))
     labels = labels_of(build)
     details = []  # every rejecting test, by name
