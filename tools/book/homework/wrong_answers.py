@@ -211,7 +211,8 @@ def check_wrong_answers(root, files, exercises, base, jobs, log, ids=None):
                        if failing else "NOT REJECTED")
             print(f"  {w.key}: {verdict} of {len(res)} tests")
             details += [f"{w.key}: {w.description}",
-                        *[f"    {'public' if n in public else 'hidden'}: {n}" for n in failing],
+                        *[f"    public: {n}" for n in public],
+                        *[f"    hidden: {n}" for n in failing if n not in public],
                         *(["    (passes every test)"] if not failing else [])]
         print(f"{i}: {len(mine)} wrong answers, {rejected} rejected, {by_public} by the "
               "public tests alone")
