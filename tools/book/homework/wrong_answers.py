@@ -196,7 +196,7 @@ def check_wrong_answers(root, files, exercises, base, jobs, log, ids=None):
         rejected = by_public = 0
         for w in mine:
             res = run_ctest(build, label_regex=f"^ex{re.escape(i)}$", exclude_regex="^contract$",
-                            jobs=jobs, log=log, env=dict(os.environ, **{ENV: w.key}),
+                            jobs=jobs, log=log, env=dict(plain, **{ENV: w.key}),
                             timeout=120)
             failing = sorted(n for n, (s, _) in res.items() if s == "failed")
             public = [n for n in failing if TEST_PREFIX.sub("", n) not in hidden]
