@@ -38,7 +38,7 @@ M.triangularView<Eigen::StrictlyUpper>().setConstant(-1e9);
 return M;
 // END WRONG ANSWER
 
-// WRONG ANSWER 01.6 lowest: numeric_limits::lowest() is finite, and score + lowest can overflow to -inf or not
+// WRONG ANSWER 01.6 lowest: numeric_limits::lowest(), the most negative finite double, instead of -inf
 Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
 M.triangularView<Eigen::StrictlyUpper>().setConstant(std::numeric_limits<double>::lowest());
 return M;
