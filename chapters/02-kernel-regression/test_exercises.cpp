@@ -56,6 +56,22 @@ TEST_CASE("a leave-one-out prediction does not depend on the point's own target"
   CHECK(std::abs(P2(3, 0) - P(3, 0)) > 0.0);  // the others do see it
 }
 
+TEST_CASE("with a narrow Gaussian each point gets the label of its nearest other point" *
+          doctest::test_suite("ex02.6")) {
+  // h = 0.001 and points 1 or more apart: every logit is -(distance / h)^2 / 2 <= -5e5, so
+  // every kernel value underflows to 0 unless each row's largest logit is subtracted first
+  // (the stable softmax). Then the nearest other point has weight 1 and the next one
+  // e^-(1.5e6) = 0: the nearest label exactly.
+  MatrixXd X(4, 1), Y(4, 1);
+  X << 0.0, 1.0, 3.0, 7.0;
+  Y << 10.0, 20.0, 30.0, 40.0;
+  const MatrixXd P = attn::nw_loo_predictions(X, Y, attn::Kernel::gaussian, 1e-3);
+  CHECK(P(0, 0) == 20.0);
+  CHECK(P(1, 0) == 10.0);
+  CHECK(P(2, 0) == 20.0);
+  CHECK(P(3, 0) == 30.0);
+}
+
 // BEGIN HIDDEN TESTS 02.6
 TEST_CASE("box-kernel leave-one-out is the mean of the other points in the window" *
           doctest::test_suite("ex02.6")) {

@@ -45,6 +45,21 @@ TEST_CASE("the hat matrix maps Y to the least-squares fit" * doctest::test_suite
   }
 }
 
+TEST_CASE("the hat matrix stays a projection onto the columns of an ill-conditioned X" *
+          doctest::test_suite("ex03.1")) {
+  attn::Rng rng(635);
+  // kappa(X) = 1e6: Householder QR gives an orthonormal Q_1 whatever kappa, so H X = X and
+  // H H = H hold to rounding (n eps); the normal equations, X (X^T X)^-1 X^T, lose
+  // kappa^2 eps = 1e-4 of them.
+  const MatrixXd X = attn::matrix_with_condition(40, 5, 1e6, rng);
+  const MatrixXd H = attn::hat_matrix(X);
+  REQUIRE(H.rows() == 40);
+  REQUIRE(H.cols() == 40);
+  CHECK((H * X - X).cwiseAbs().maxCoeff() < 1e-12 * X.cwiseAbs().maxCoeff());
+  CHECK((H * H - H).cwiseAbs().maxCoeff() < 1e-13);
+  CHECK(H.trace() == doctest::Approx(5.0).epsilon(1e-12));
+}
+
 // BEGIN HIDDEN TESTS 03.1
 TEST_CASE("the hat matrix depends only on the column space of X" *
           doctest::test_suite("ex03.1")) {

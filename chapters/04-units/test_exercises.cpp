@@ -4,10 +4,16 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "attn/random.hpp"
 #include "attn/units.hpp"
 
 using Eigen::MatrixXd;
+
+namespace {
+constexpr double eps = std::numeric_limits<double>::epsilon();
+}  // namespace
 
 TEST_CASE("numbers in milliamperes become amperes divided by 1000" *
           doctest::test_suite("ex04.6")) {
@@ -26,11 +32,34 @@ TEST_CASE("in_units undoes from_units in every unit" * doctest::test_suite("ex04
   const MatrixXd n = attn::random_normal(4, 3, rng);
   for (const double a : {1e-3, 1.0, 1e3})
     for (const double v : {1e-6, 1.0, 7.5}) {
-      // A multiplication then a division by the same factor a^A v^V: two roundings.
+      CAPTURE(a);
+      CAPTURE(v);
       const auto q = attn::from_units<2, -1>(n, a, v);
+      // The way there is a^2 / v (so that a round trip through any wrong factor that is
+      // not 0 cannot pass): a^2 v^-1 computed two ways and one product, a few roundings.
+      CHECK((q.si_value() - n * (a * a / v)).cwiseAbs().maxCoeff() <=
+            8 * eps * n.cwiseAbs().maxCoeff() * a * a / v);
+      // A multiplication then a division by the same factor a^A v^V: two roundings.
       CHECK((attn::in_units(q, a, v) - n).cwiseAbs().maxCoeff() <
             4e-16 * n.cwiseAbs().maxCoeff());
     }
+}
+
+TEST_CASE("a volt prefix counts too, raised to the volt exponent" *
+          doctest::test_suite("ex04.6")) {
+  MatrixXd n(1, 1);
+  n << 5.0;
+  // 5 mV = 0.005 V; 5 kV/mA = 5e6 ohm; 5 per square kilovolt = 5e-6 per square volt.
+  // Each is a product of prefixes that are not binary fractions: a few roundings.
+  CHECK(attn::from_units<0, 1>(n, 1.0, 1e-3).si_value()(0, 0) ==
+        doctest::Approx(5e-3).epsilon(4 * eps));
+  CHECK(attn::from_units<-1, 1>(n, 1e-3, 1e3).si_value()(0, 0) ==
+        doctest::Approx(5e6).epsilon(4 * eps));
+  CHECK(attn::from_units<0, -2>(n, 1.0, 1e3).si_value()(0, 0) ==
+        doctest::Approx(5e-6).epsilon(4 * eps));
+  // And back: 0.005 V is 5 in millivolts.
+  const auto U = attn::from_units<0, 1>(n, 1.0, 1e-3);
+  CHECK(attn::in_units(U, 1.0, 1e-3)(0, 0) == doctest::Approx(5.0).epsilon(4 * eps));
 }
 
 // BEGIN HIDDEN TESTS 04.6

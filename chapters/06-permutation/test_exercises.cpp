@@ -3,6 +3,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cstddef>
+#include <utility>
+
 #include "attn/random.hpp"
 #include "attn/transformer_block.hpp"
 
@@ -37,6 +40,43 @@ TEST_CASE("adding a position-dependent row makes the equivariance residual of or
   const attn::Permutation swap01 = {1, 0, 2, 3, 4, 5};
   // f(PX) - P f(X) = E - P E: rows 0 and 1 differ by E_0 - E_1, relative to |f(X)| ~ 1-3.
   CHECK(attn::equivariance_residual(f, X, swap01) > 0.05);
+}
+
+TEST_CASE("the equivariance residual is the largest change over the largest entry of f(X), "
+          "whatever the number of tokens" * doctest::test_suite("ex06.6")) {
+  // f(X) = X + E with X = 1/2 everywhere and E = 1 in row 0: swapping tokens 0 and 1 changes
+  // two rows by 1, and max |f(X)| = 1.5. The largest entry gives 1 / 1.5 for 4 tokens and for
+  // 400 alike; a summing norm depends on how many tokens did not move (the Frobenius ratio
+  // differs at both sizes, the sum of absolute entries at 400). Every number here is exact.
+  for (const Index n : {4, 400}) {
+    CAPTURE(n);
+    const MatrixXd X = MatrixXd::Constant(n, 3, 0.5);
+    MatrixXd E = MatrixXd::Zero(n, 3);
+    E.row(0).setOnes();
+    const attn::TokenMap f = [&E](const MatrixXd& Z) -> MatrixXd { return Z + E; };
+    attn::Permutation swap01(static_cast<std::size_t>(n));
+    for (Index i = 0; i < n; ++i) swap01[static_cast<std::size_t>(i)] = i;
+    std::swap(swap01[0], swap01[1]);
+    CHECK(attn::equivariance_residual(f, X, swap01) == 1.0 / 1.5);
+  }
+}
+
+TEST_CASE("a map with f(X) = 0 has a residual that is a number: 0, or the change itself" *
+          doctest::test_suite("ex06.6")) {
+  attn::Rng rng(664);
+  const MatrixXd X = attn::random_normal(5, 2, rng);
+  const attn::Permutation perm = {2, 0, 1, 4, 3};
+  // f = 0: nothing to divide by and nothing changed; the residual is 0, not 0/0.
+  const attn::TokenMap zero = [](const MatrixXd& Z) -> MatrixXd {
+    return MatrixXd::Zero(Z.rows(), Z.cols());
+  };
+  CHECK(attn::equivariance_residual(zero, X, perm) == 0.0);
+  // f(Z) = Z - X: f(X) = 0 but f(PX) = PX - X is not; the residual is that change (divided
+  // by 1), not 0.
+  const attn::TokenMap minus_X = [&X](const MatrixXd& Z) -> MatrixXd { return Z - X; };
+  const double change = (attn::permute_rows(X, perm) - X).cwiseAbs().maxCoeff();
+  REQUIRE(change > 0.0);
+  CHECK(attn::equivariance_residual(minus_X, X, perm) == change);
 }
 
 // BEGIN HIDDEN TESTS 06.6

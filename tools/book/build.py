@@ -177,9 +177,11 @@ def cmake_build(build, targets, log, jobs):
                       log)
 
 
-def run_ctest(build, label_regex=None, exclude_regex=None, jobs=2, log=None, name_regex=None):
+def run_ctest(build, label_regex=None, exclude_regex=None, jobs=2, log=None, name_regex=None,
+              env=None, timeout=None):
     """{test name: (status, output)} of one ctest run; status is passed, failed or skipped,
-    output what the test printed (ctest's JUnit report)."""
+    output what the test printed (ctest's JUnit report). `env`: the tests' environment;
+    `timeout`: seconds a test may take."""
     junit = os.path.join(build, "homework-ctest.xml")
     if os.path.exists(junit):
         os.remove(junit)
@@ -191,7 +193,9 @@ def run_ctest(build, label_regex=None, exclude_regex=None, jobs=2, log=None, nam
         cmd += ["-LE", exclude_regex]
     if name_regex:
         cmd += ["-R", name_regex]
-    run_logged(cmd, log)
+    if timeout:
+        cmd += ["--timeout", str(timeout)]
+    run_logged(cmd, log, env=env)
     results = {}
     if not os.path.isfile(junit):
         return results

@@ -11,7 +11,8 @@ grade, check and validate run it; CMake runs labels, run-chapter and leak-test).
   autograde --source DIR [--submission DIR] [--results DIR] [--exercise ID]
             [--hidden-tests DIR] [--prepare]
                                        (run_autograder, setup.sh) grade a submission
-  validate [--full-tests-passed]       the instructor's check, both directions
+  validate [--full-tests-passed]       the instructor's check, in three directions
+  validate --wrong-answers [ID...]     only: every catalogued wrong answer fails its tests
   list                                 the exercises and their files
   leak-test                            a release into a temporary directory contains no
                                        solution and no hidden test
@@ -149,6 +150,8 @@ def parser():
     v.add_argument("--full-tests-passed", action="store_true",
                    help="./book test has just run every test of the full book")
     v.add_argument("--jobs", type=jobs, default=2, metavar="N")
+    v.add_argument("--wrong-answers", nargs="*", metavar="ID",
+                   help="only check that the exercises' (all, or these) wrong answers fail")
     sub.add_parser("list", help="the exercises", allow_abbrev=False)
     sub.add_parser("leak-test", help="a release contains no solution text", allow_abbrev=False)
     lab = sub.add_parser("labels", allow_abbrev=False)

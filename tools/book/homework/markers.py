@@ -18,8 +18,10 @@ BEGIN_HIDDEN = re.compile(r"^(\s*)// BEGIN HIDDEN TESTS " + ID + r"\s*$")
 END_HIDDEN = re.compile(r"^\s*// END HIDDEN TESTS\s*$")
 SNIPPET_TAG = re.compile(r"^\s*// \[[\w.-]+\]\s*$")
 FUNCTION_NAME = re.compile(r"([A-Za-z_]\w*)\s*\(")
-# The instructor's copy only: the worked solutions (page and tests); the release leaves them out.
-INSTRUCTOR_ONLY = re.compile(r"chapters/[^/]+/(solutions\.md|test_solutions\.cpp)")
+# The instructor's copy only: the worked solutions (page and tests) and the wrong answers
+# validate checks (book.homework.wrong_answers); the release leaves them out.
+INSTRUCTOR_ONLY = re.compile(
+    r"chapters/[^/]+/(solutions\.md|test_solutions\.cpp|wrong_answers\.cpp)")
 
 
 def book_files(root):

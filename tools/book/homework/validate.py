@@ -1,5 +1,6 @@
-"""./book validate, the instructor's check in both directions: the exercises' tests pass on the
-solutions and fail on the stubs, every other test passes in the release, the release and the
+"""./book validate, the instructor's check in three directions: the exercises' tests pass on
+the solutions, fail on the stubs and fail on every catalogued wrong answer
+(book.homework.wrong_answers); every other test passes in the release, the release and the
 student copy proper build, and no solution leaks into the student copy."""
 import os
 import re
@@ -12,10 +13,11 @@ from book.build import (LEAN_BUILD, ROOT, build_targets, cmake_build, labels_of,
 from book.homework import UsageError
 from book.homework.grade import POINTS_FILE, load_points
 from book.homework.leak_test import distinctive_lines, leaks
-from book.homework.markers import ID, book_files, is_student_copy
+from book.homework.markers import ID, book_files, is_student_copy, scan
 from book.homework.staging import sync_tree
 from book.homework.student_copy import release_files
 from book.homework.student_runs import program_problems, run_programs
+from book.homework.wrong_answers import check_wrong_answers
 
 def cmd_validate(args):
     if is_student_copy(ROOT):
@@ -31,6 +33,18 @@ def cmd_validate(args):
     log = os.path.join(base, "validate.log")
     open(log, "w").close()
     jobs = args.jobs
+    if args.wrong_answers is not None:  # that direction alone
+        try:
+            files, exercises = scan(ROOT)
+        except ValueError as e:
+            raise UsageError(str(e))
+        unknown = [i for i in args.wrong_answers if i not in exercises]
+        if unknown:
+            raise UsageError(f"--wrong-answers: no exercise {unknown[0]} "
+                             f"(exercises: {', '.join(exercises)})")
+        problems = check_wrong_answers(ROOT, files, exercises, base, jobs, log,
+                                       args.wrong_answers or None)
+        return report(problems, "the wrong answers", f"{time.monotonic() - t0:.0f} s")
 
     # 1. The full book passes every test: ./book test has just run them all; alone, the
     #    exercises' own tests are run on the solutions.
@@ -74,7 +88,7 @@ def cmd_validate(args):
     #    grading with --instructor does). ccache gives back every object the full book's
     #    build compiled from the same source; the stubs and tests are compiled.
     say(f"validate 3/4: building the release with stubs (lean, in {build})")
-    t_build = time.monotonic()
+    t_build, t_wrong = time.monotonic(), 0.0
     sync_tree(ROOT, content, src)
     rc = lean_configure(src, log)
     if rc == 0:
@@ -127,10 +141,20 @@ def cmd_validate(args):
         if rc2 != 0:
             problems.append(f"the student copy (hidden tests removed) does not build "
                             f"(log: {log})")
-    dt = time.monotonic() - t0
+        # The third direction: every catalogued wrong answer fails its exercise's tests.
+        t_wrong = time.monotonic()
+        problems += check_wrong_answers(ROOT, files, exercises, base, jobs, log)
+        t_wrong = time.monotonic() - t_wrong
+    return report(problems, f"{len(exercises)} exercises",
+                  f"{time.monotonic() - t0:.0f} s ({t_build:.0f} s building the release, "
+                  f"{t_wrong:.0f} s the wrong answers)")
+
+
+def report(problems, what, took):
+    """The problems, one PROBLEM line each, then one line; the exit code."""
     for p in problems:
         print("PROBLEM " + p, file=sys.stderr)
-    print(f"validate: {len(exercises)} exercises, {'no problems' if not problems else str(len(problems)) + ' problems'}; "
-          f"{dt:.0f} s ({t_build:.0f} s building the release)")
+    found = f"{len(problems)} problems" if problems else "no problems"
+    print(f"validate: {what}, {found}; {took}")
     return 1 if problems else 0
 
