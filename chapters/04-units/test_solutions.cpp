@@ -588,7 +588,10 @@ TEST_CASE("solution 04.4: gradient descent in mA needs the learning rate times c
   CHECK(max_relative_difference(gd(in_mA, eta, eta), A) > 1e-2);
 }
 
-TEST_CASE("solution 04.5: LayerNorm's change reaches 1% at c* = 0.0468 for eps0 = 1e-3") {
+TEST_CASE(
+    "solution 04.5: LayerNorm's change reaches 1% in large units, near the closed form "
+    "with "
+    "the rows' effective spread") {
   // Printed numbers are checked to half a unit of their last digit, relative (scale 0: with
   // Approx's default scale of 1 an epsilon is absolute for |x| < 1 and none of these could fail).
   const ch04::UnitsProblem p = program_problem();
