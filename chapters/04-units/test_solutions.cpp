@@ -4,8 +4,10 @@
 //
 // Tolerances: an exact identity of rescaled data is checked to a few hundred eps times the
 // amplification of the computation (kappa^2 for a solve or a whitening map, one rounding per
-// entry for a diagonal scaling); a number the page quotes is checked against the very literal
-// printed there, within the rounding of its last printed digit. Everything is drawn from fixed
+// entry for a diagonal scaling), relative (doctest's Approx with scale 0: its default scale
+// of 1 makes an epsilon absolute for |x| < 1). Every number solutions.md prints is recorded
+// with solution_value("04.M.key", x) and shown from the build (<!--#sol:04.M.key-->); the
+// tests assert what the page says of those numbers. Everything is drawn from fixed
 // seeds; 04.3 reproduces the program's own draws (seed 1, the default of --seed); 04.4 runs
 // the training in the --quick setting (3 runs x 200 Adam steps), not the full 10 x 1000.
 
@@ -16,6 +18,7 @@
 #include <cmath>
 #include <concepts>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -28,7 +31,9 @@
 #include "attn/units.hpp"
 #include "ch04.hpp"
 #include "experiments/statistics.hpp"
+#include "solution_values.hpp"
 
+using book_test::solution_value;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
@@ -77,11 +82,10 @@ Quantity3<A, V, O> operator+(const Quantity3<A, V, O>& M, const Quantity3<A, V, 
 // body stops the compilation with the rule it breaks.
 struct UnitMismatch {};
 template <int A1, int V1, int O1, int A2, int V2, int O2>
-requires(A1 != A2 || V1 != V2 || O1 != O2) UnitMismatch operator+(
-    const Quantity3<A1, V1, O1>&, const Quantity3<A2, V2, O2>&) {
-  static_assert(
-      O1 == O2,
-      "ohms can only be added to ohms: the ohm exponents of both terms must agree");
+  requires(A1 != A2 || V1 != V2 || O1 != O2)
+UnitMismatch operator+(const Quantity3<A1, V1, O1>&, const Quantity3<A2, V2, O2>&) {
+  static_assert(O1 == O2,
+                "ohms can only be added to ohms: the ohm exponents of both terms must agree");
   static_assert(A1 == A2 && V1 == V2 && O1 == O2,
                 "only quantities of the same unit can be added: the ampere, volt and ohm "
                 "exponents of both terms must agree");
@@ -89,9 +93,7 @@ requires(A1 != A2 || V1 != V2 || O1 != O2) UnitMismatch operator+(
 }
 
 // V/A is an ohm: the same numbers (the SI units are coherent), another type.
-inline Ohms as_ohms(const Quantity3<-1, 1, 0>& R) {
-  return Ohms(R.si_value());
-}
+inline Ohms as_ohms(const Quantity3<-1, 1, 0>& R) { return Ohms(R.si_value()); }
 
 // The resistance of a least-squares fit through the origin of voltages U on currents I
 // (both n x 1): R = (I^T I)^-1 I^T U, in V/A, returned in ohms.
@@ -114,8 +116,7 @@ concept addable = requires(const P& p, const Q& q) {
 static_assert(addable<Ohms, Ohms> && addable<Volts3, Volts3>);
 static_assert(!addable<Ohms, Volts3> && !addable<Volts3, Ohms>);  // the compile-fail case
 static_assert(!addable<Amperes3, Volts3>);
-static_assert(
-    !addable<Quantity3<-1, 1, 0>, Ohms>);  // V/A + Ohm: convert with as_ohms first
+static_assert(!addable<Quantity3<-1, 1, 0>, Ohms>);  // V/A + Ohm: convert with as_ohms first
 static_assert(std::is_same_v<decltype(std::declval<Ohms>() + std::declval<Volts3>()),
                              UnitMismatch>);
 // [sol-04-1-concept]
@@ -159,8 +160,7 @@ struct BestUnit {
 // The program's problem for (n, d) and seed, and the held-out mean squared error of softmax
 // attention with fixed weights over c = 10^-decades .. 10^decades, per_decade points per
 // decade (4 and 4: the grid of 04-unit-sweep.csv).
-BestUnit best_unit(Index n, Index d, std::uint64_t seed, int per_decade,
-                   int decades = 4) {
+BestUnit best_unit(Index n, Index d, std::uint64_t seed, int per_decade, int decades = 4) {
   attn::Rng rng(seed);
   const ch04::UnitsProblem p = ch04::units_problem(n, d, 50, rng);
   BestUnit best{0, std::numeric_limits<double>::infinity(), 0};
@@ -226,8 +226,8 @@ Run training_run(std::uint64_t seed, int r, double c, double init_scale, int ite
   out.X = c * data.X;
   out.Y = data.Y;
   out.initial = attn::random_regressor(d, init_rng, init_scale);
-  out.initial.w_v =
-      attn::initial_value_weight(out.initial, out.X, out.Y, attn::Normalisation::softmax);
+  out.initial.w_v = attn::initial_value_weight(out.initial, out.X, out.Y,
+                                               attn::Normalisation::softmax);
   const attn::TrainingResult trained =
       attn::train(out.X, out.Y, attn::Normalisation::softmax, out.initial, iterations,
                   attn::experiment_adam);
@@ -266,8 +266,7 @@ std::pair<double, double> quick_medians(double c, double init_scale) {
 // as two groups, each with its own settings and AdamState.
 std::vector<double> two_group_training(attn::AttentionRegressor p, const MatrixXd& X,
                                        const VectorXd& Y, int iterations,
-                                       const attn::Adam& adam_W,
-                                       const attn::Adam& adam_v) {
+                                       const attn::Adam& adam_W, const attn::Adam& adam_v) {
   const Index d = X.cols(), d2 = d * d;
   attn::AdamState state_W, state_v;
   std::vector<double> loss;
@@ -289,8 +288,7 @@ std::vector<double> two_group_training(attn::AttentionRegressor p, const MatrixX
   return loss;
 }
 
-double max_relative_difference(const std::vector<double>& a,
-                               const std::vector<double>& b) {
+double max_relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
   double worst = 0;
   for (std::size_t i = 0; i < a.size(); ++i)
     worst = std::max(worst, std::abs(a[i] - b[i]) / std::abs(b[i]));
@@ -350,10 +348,9 @@ TEST_CASE(
   const double closed = I.col(0).dot(U.col(0)) / I.col(0).squaredNorm();
   // (Approx with scale 0: a relative tolerance, 1e-14 = 45 eps for the few roundings.)
   CHECK(R.si_value()(0, 0) == doctest::Approx(closed).scale(0).epsilon(1e-14));
-  // The value on the page, to its printed 3 significant digits (half a unit of the last).
-  CHECK(R.si_value()(0, 0) == doctest::Approx(4.66).scale(0).epsilon(0.005 / 4.66));
-  // Its standard error, sigma / ||I|| with sigma = 1 V, is below 0.025 ohm.
-  CHECK(1.0 / I.norm() < 0.025);
+  solution_value("04.1.resistance", R.si_value()(0, 0));
+  // Its standard error, sigma / ||I|| with sigma = 1 V (the page gives a bound),
+  solution_value("04.1.standard_error", 1.0 / I.norm());
   // and the estimate is within two standard errors of the true 4.7 ohm.
   CHECK(std::abs(R.si_value()(0, 0) - 4.7) < 2.0 / I.norm());
 }
@@ -396,8 +393,8 @@ TEST_CASE(
   c << 1e3, 1.0;  // the current in mA, the voltage in V
   const double change =
       (weights_in_units(X, Xq, c, Weights::global_scale) - base).cwiseAbs().maxCoeff();
-  // The page prints 2 digits: within half a unit of the last, relative (scale 0).
-  CHECK(change == doctest::Approx(0.12).scale(0).epsilon(0.005 / 0.12));
+  solution_value("04.2.global_scale_change", change);
+  CHECK(change > 1e-3);  // broken: far above any rounding
   // Standardising rescues it, but not a rotation of the features: diag(G) is not
   // equivariant under X -> X Rot, while (X^T X)^-1 is.
   const double t = 0.6;
@@ -418,51 +415,38 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "solution 04.3: on the program's grid the three runs and seeds share the best unit "
-    "for "
-    "fixed softmax weights") {
-  struct Case {
-    Index n, d;
-    double mse, mse_unit, mse_at_1, mse_at_1_unit;  // unit: the last printed digit
-  };
-  // Printed numbers are checked to half a unit of their last digit, relative (scale 0).
+    "solution 04.3: on the program's grid the three runs and seeds share the best "
+    "unit for fixed softmax weights") {
   const double best_c = best_unit(100, 10, 1, 4).c;
-  CHECK(best_c == doctest::Approx(1.778).scale(0).epsilon(0.5e-3 / 1.778));  // 10^(1/4)
-  // The program's problems (seed 1, 50 queries) for the default run, --n 1000 and --d 3; the
-  // page prints 4 significant digits of each error.
-  for (const Case k :
-       {Case{100, 10, 110.1, 0.1, 173.9, 0.1}, Case{1000, 10, 80.29, 0.01, 308.6, 0.1},
-        Case{100, 3, 15.62, 0.01, 38.09, 0.01}}) {
-    CAPTURE(k.n);
-    CAPTURE(k.d);
-    const BestUnit b = best_unit(k.n, k.d, 1, 4);
+  solution_value("04.3.best_c", best_c);
+  // The program's problems (seed 1, 50 queries) for the default run, --n 1000 and --d 3.
+  for (const auto& [n, d] : {std::pair<Index, Index>{100, 10}, {1000, 10}, {100, 3}}) {
+    CAPTURE(n);
+    CAPTURE(d);
+    const BestUnit b = best_unit(n, d, 1, 4);
     CHECK(b.c == best_c);  // the same grid point: exactly the same number
-    CHECK(b.mse == doctest::Approx(k.mse).scale(0).epsilon(0.5 * k.mse_unit / k.mse));
-    CHECK(
-        b.mse_at_1 ==
-        doctest::Approx(k.mse_at_1).scale(0).epsilon(0.5 * k.mse_at_1_unit / k.mse_at_1));
+    const std::string run = std::to_string(n) + "_" + std::to_string(d);
+    solution_value("04.3.mse_best_" + run, b.mse);
+    solution_value("04.3.mse_c1_" + run, b.mse_at_1);
     CHECK(b.mse < b.mse_at_1);
     // Other seeds put the best point of the grid at the same place.
-    for (const std::uint64_t seed : {2u, 3u})
-      CHECK(best_unit(k.n, k.d, seed, 4).c == best_c);
+    for (const std::uint64_t seed : {2u, 3u}) CHECK(best_unit(n, d, seed, 4).c == best_c);
   }
 }
 
 TEST_CASE(
-    "solution 04.3: on a finer grid the best unit stays within one step across the runs "
-    "and "
-    "does not fall as n grows") {
+    "solution 04.3: on a finer grid the best unit stays within one step across the "
+    "runs and does not fall as n grows") {
   // 20 points per decade over c = 0.1 .. 10 (one step: a factor 10^(1/20) = 1.122).
   const double step = std::pow(10.0, 1.0 / 20);
   const double c_100_10 = best_unit(100, 10, 1, 20, 1).c,
                c_100_3 = best_unit(100, 3, 1, 20, 1).c,
                c_1000_10 = best_unit(1000, 10, 1, 20, 1).c,
                c_1000_3 = best_unit(1000, 3, 1, 20, 1).c;
-  // The page prints 4 significant digits: half a unit of the last, relative (scale 0).
-  CHECK(c_100_10 == doctest::Approx(1.585).scale(0).epsilon(0.5e-3 / 1.585));  // 10^0.2
-  CHECK(c_100_3 == doctest::Approx(1.585).scale(0).epsilon(0.5e-3 / 1.585));
-  CHECK(c_1000_10 == doctest::Approx(1.778).scale(0).epsilon(0.5e-3 / 1.778));  // 10^0.25
-  CHECK(c_1000_3 == doctest::Approx(1.585).scale(0).epsilon(0.5e-3 / 1.585));
+  CHECK(c_100_3 == c_100_10);  // the page gives one number for both d at n = 100
+  solution_value("04.3.fine_c_100", c_100_10);
+  solution_value("04.3.fine_c_1000_10", c_1000_10);
+  solution_value("04.3.fine_c_1000_3", c_1000_3);
   // What the page concludes: the best c does not fall as n grows, and all four lie within one
   // step of each other (grid points: a ratio of exactly one step, up to the rounding of pow).
   CHECK(c_1000_10 >= c_100_10);
@@ -475,20 +459,19 @@ TEST_CASE(
 TEST_CASE(
     "solution 04.3: without a key bias the best temperature tends to a limit set by the "
     "inputs") {
-  // The limit n -> infinity (the exponential tilt): u* = 4.238, c = d^(1/4) sqrt(u*/3) =
-  // 2.114 at d = 10 and 1.564 at d = 3, bias 0.839 |beta|^2 V^2. The golden section has
+  // The limit n -> infinity (the exponential tilt): u*, c = d^(1/4) sqrt(u*/3) at d = 10
+  // and d = 3, and the bias per |beta|^2. The golden section has
   // converged: its u is no worse than its neighbours at 1e-6 relative (the error is flat
   // there, so a strict check would test rounding).
   const Tilt t = tilt_optimum();
   CHECK(t.mse_per_beta2 <= tilt_error(t.u * (1 + 1e-4)));
   CHECK(t.mse_per_beta2 <= tilt_error(t.u * (1 - 1e-4)));
-  // Printed to 4 (3 for the bias) significant digits: half a unit of the last, relative.
-  CHECK(t.u == doctest::Approx(4.238).scale(0).epsilon(0.5e-3 / 4.238));
-  CHECK(t.mse_per_beta2 == doctest::Approx(0.839).scale(0).epsilon(0.5e-3 / 0.839));
+  solution_value("04.3.tilt_u", t.u);
+  solution_value("04.3.tilt_bias", t.mse_per_beta2);
   const double c_10 = std::pow(10.0, 0.25) * std::sqrt(t.u / 3),
                c_3 = std::pow(3.0, 0.25) * std::sqrt(t.u / 3);
-  CHECK(c_10 == doctest::Approx(2.114).scale(0).epsilon(0.5e-3 / 2.114));
-  CHECK(c_3 == doctest::Approx(1.564).scale(0).epsilon(0.5e-3 / 1.564));
+  solution_value("04.3.c_limit_10", c_10);
+  solution_value("04.3.c_limit_3", c_3);
   // The finer grid's best c at n = 1000 moves towards these limits: for d = 3 it is the grid
   // point next to the limit (within half a step in log c).
   CHECK(std::abs(std::log10(best_unit(1000, 3, 1, 20, 1).c / c_3)) <= 0.5 / 20);
@@ -510,33 +493,36 @@ TEST_CASE("solution 04.4: a unit-aware initialisation starts in mA where amperes
     const Run in_A = training_run(1, r, 1.0, s, 0),
               in_mA = training_run(1, r, c, c * s, 0);
     CHECK(in_mA.loss[0] == doctest::Approx(in_A.loss[0]).scale(0).epsilon(1e-10));
+    if (r == 0) solution_value("04.4.initial_loss", in_A.loss[0]);
   }
 }
 
 TEST_CASE(
     "solution 04.4: with a unit-aware start Adam still ends elsewhere in mA (--quick)") {
   const double s = attn::experiment_feature_scale;
-  // Medians over 3 runs x 200 steps, seed 1 (the --quick setting); the page prints 4
-  // significant digits: each within half a unit of the last, relative (scale 0).
+  // Medians over 3 runs x 200 steps, seed 1 (the --quick setting).
   const auto [A_train, A_test] = quick_medians(1.0, s);
   const auto [plain_train, plain_test] = quick_medians(1e3, s);
   const auto [aware_train, aware_test] = quick_medians(1e3, 1e3 * s);
   const auto [kA_train, kA_test] = quick_medians(1e-3, 1e-3 * s);
-  CHECK(A_train == doctest::Approx(2.006).scale(0).epsilon(0.0005 / 2.006));
-  CHECK(A_test == doctest::Approx(5.760).scale(0).epsilon(0.0005 / 5.760));
-  CHECK(plain_train == doctest::Approx(447.9).scale(0).epsilon(0.05 / 447.9));
-  CHECK(plain_test == doctest::Approx(301.3).scale(0).epsilon(0.05 / 301.3));
+  solution_value("04.4.amperes_train", A_train);
+  solution_value("04.4.amperes_test", A_test);
+  solution_value("04.4.mA_plain_train", plain_train);
+  solution_value("04.4.mA_plain_test", plain_test);
+  // "The final losses are not the same": in mA and kA tens of times those in amperes.
+  for (const double other : {plain_train, kA_train}) CHECK(other > 10 * A_train);
+  for (const double other : {plain_test, kA_test}) CHECK(other > 10 * A_test);
   // The unit-aware start in mA takes Adam steps 1000 times too large (see the next test):
   // the trajectory is chaotic and its end depends on rounding (the Release and the
-  // sanitizer builds differ), so only the order of magnitude is checked.
-  CHECK(aware_train > 100);
-  CHECK(aware_test > 100);
-  CHECK(kA_train == doctest::Approx(347.4).scale(0).epsilon(0.05 / 347.4));
-  CHECK(kA_test == doctest::Approx(286.0).scale(0).epsilon(0.05 / 286.0));
-  // In kA Adam's steps are 1e-6 in amperes' terms: run 0 goes from 373.6 to 361.7 only.
+  // sanitizer builds differ), so the page gives only a bound, the order of the plain start.
+  solution_value("04.4.mA_aware_min", std::min(aware_train, aware_test));
+  solution_value("04.4.kA_train", kA_train);
+  solution_value("04.4.kA_test", kA_test);
+  // In kA Adam's steps are 1e-6 in amperes' terms: run 0 barely leaves its initial loss.
   const Run kA = training_run(1, 0, 1e-3, 1e-3 * s, 200);
-  CHECK(kA.loss.front() == doctest::Approx(373.6).scale(0).epsilon(0.05 / 373.6));
-  CHECK(kA.loss.back() == doctest::Approx(361.7).scale(0).epsilon(0.05 / 361.7));
+  solution_value("04.4.kA_final_loss", kA.loss.back());
+  CHECK(kA.loss.back() < kA.loss.front());
+  CHECK(kA.loss.back() > 0.9 * kA.loss.front());
 }
 
 TEST_CASE(
@@ -553,9 +539,9 @@ TEST_CASE(
   // Not bit for bit: c W rounds, and steps of size ~1 in W amplify it (3e-8 after 20 steps;
   // after about 28 an argmax flips and the two curves part), so 1e-6 relative.
   CHECK(max_relative_difference(predicted, in_mA.loss) < 1e-6);
-  // The first step in mA already overshoots: the loss jumps from 373.6 to 2454 (4 digits).
-  CHECK(in_mA.loss[0] == doctest::Approx(373.6).scale(0).epsilon(0.05 / 373.6));
-  CHECK(in_mA.loss[1] == doctest::Approx(2454).scale(0).epsilon(0.5 / 2454));
+  // The first step in mA already overshoots: the loss jumps up several times.
+  solution_value("04.4.mA_loss_step1", in_mA.loss[1]);
+  CHECK(in_mA.loss[1] > 2 * in_mA.loss[0]);
   // The same start with Adam's own settings is another trajectory.
   const std::vector<double> own = two_group_training(
       in_A.initial, in_A.X, in_A.Y, steps, attn::experiment_adam, attn::experiment_adam);
@@ -589,11 +575,8 @@ TEST_CASE("solution 04.4: gradient descent in mA needs the learning rate times c
 }
 
 TEST_CASE(
-    "solution 04.5: LayerNorm's change reaches 1% in large units, near the closed form "
-    "with "
-    "the rows' effective spread") {
-  // Printed numbers are checked to half a unit of their last digit, relative (scale 0: with
-  // Approx's default scale of 1 an epsilon is absolute for |x| < 1 and none of these could fail).
+    "solution 04.5: LayerNorm's change reaches 1% in large units, near the closed "
+    "form with the rows' effective spread") {
   const ch04::UnitsProblem p = program_problem();
   const double eps0 = 1e-3;
   // The crossing of the measured change, by bisection on log c.
@@ -602,45 +585,44 @@ TEST_CASE(
     const double mid = std::sqrt(lo * hi);
     (ch04::layer_norm_change(p.X, mid, eps0) > 0.01 ? lo : hi) = mid;
   }
-  CHECK(lo == doctest::Approx(0.0468).scale(0).epsilon(0.5e-4 / 0.0468));
-  // The closed form with one spread s: s = 10/sqrt(3) gives 0.0384 (its linearisation
-  // sqrt(50 eps0) / s, 0.0387), the rows' rms spread 5.242 gives 0.0423, s = 6 gives 0.0370,
-  // and s_eff = mean(s_i^-4)^(-1/4) = 4.724 gives 0.0473 in the linearisation, 1% from the
-  // crossing.
+  solution_value("04.5.c_crossing", lo);
+  // The closed form with one spread s: s = 10/sqrt(3) (and its linearisation sqrt(50 eps0) /
+  // s), the rows' rms spread, s = 6, and the linearisation with s_eff = mean(s_i^-4)^(-1/4).
   const VectorXd var = row_variances(p.X);
   const double s_rms = std::sqrt(var.mean());
   const double s_eff = std::pow(var.array().square().inverse().mean(), -0.25);
   const double s_x = attn::experiment_feature_scale,
                linearised = std::sqrt(50 * eps0) / s_x;
-  CHECK(s_rms == doctest::Approx(5.242).scale(0).epsilon(0.5e-3 / 5.242));
-  CHECK(s_eff == doctest::Approx(4.724).scale(0).epsilon(0.5e-3 / 4.724));
-  CHECK(c_star(s_x, eps0, 0.01) ==
-        doctest::Approx(0.0384).scale(0).epsilon(0.5e-4 / 0.0384));
-  CHECK(linearised == doctest::Approx(0.0387).scale(0).epsilon(0.5e-4 / 0.0387));
-  CHECK(c_star(s_rms, eps0, 0.01) ==
-        doctest::Approx(0.0423).scale(0).epsilon(0.5e-4 / 0.0423));
-  CHECK(c_star(6.0, eps0, 0.01) ==
-        doctest::Approx(0.0370).scale(0).epsilon(0.5e-4 / 0.0370));
-  CHECK(std::sqrt(50 * eps0) / s_eff ==
-        doctest::Approx(0.0473).scale(0).epsilon(0.5e-4 / 0.0473));
-  CHECK(std::abs(std::sqrt(50 * eps0) / s_eff / lo - 1) < 0.015);
-  // The sweep of 04-unit-sweep.csv brackets it: 0.0215 at c = 10^-1.5 and 0.00697 at
-  // c = 10^-1.25, and interpolation in log-log between them gives 0.0468.
+  solution_value("04.5.s_rms", s_rms);
+  solution_value("04.5.s_eff", s_eff);
+  solution_value("04.5.c_star_sx", c_star(s_x, eps0, 0.01));
+  solution_value("04.5.c_linear_sx", linearised);
+  CHECK(c_star(s_x, eps0, 0.01) < linearised);  // (1 - r)^-2 - 1 > 2r
+  solution_value("04.5.c_star_rms", c_star(s_rms, eps0, 0.01));
+  solution_value("04.5.c_star_6", c_star(6.0, eps0, 0.01));
+  solution_value("04.5.c_linear_eff", std::sqrt(50 * eps0) / s_eff);
+  // How far the formula with s_eff is from the crossing, in per cent (the page gives a bound).
+  solution_value("04.5.formula_vs_crossing_percent",
+                 100 * std::abs(std::sqrt(50 * eps0) / s_eff / lo - 1));
+  // The sweep of 04-unit-sweep.csv brackets it, between c = 10^-1.5 and 10^-1.25, and
+  // interpolation in log-log between them gives nearly the crossing.
   const double c1 = std::pow(10.0, -1.5), c2 = std::pow(10.0, -1.25);
   const double r1 = ch04::layer_norm_change(p.X, c1, eps0),
                r2 = ch04::layer_norm_change(p.X, c2, eps0);
-  CHECK(r1 == doctest::Approx(0.0215).scale(0).epsilon(0.5e-4 / 0.0215));
-  CHECK(r2 == doctest::Approx(0.00697).scale(0).epsilon(0.5e-5 / 0.00697));
+  CHECK(r1 > 0.01);
+  CHECK(r2 < 0.01);
+  solution_value("04.5.change_c1", r1);
+  solution_value("04.5.change_c2", r2);
   const double slope = std::log(r2 / r1) / std::log(c2 / c1);
   const double c_interp = c1 * std::exp(std::log(0.01 / r1) / slope);
-  CHECK(c_interp == doctest::Approx(0.0468).scale(0).epsilon(0.5e-4 / 0.0468));
+  solution_value("04.5.c_interpolated", c_interp);
   // In small units (c > 1) the change never reaches 1%: it levels off at eps0 / (2 s_eff^2)
-  // (printed 2.24e-5). That is the first order in eps0 / s_i^2; the next order is smaller by
-  // about eps0 / s_i^2 < 1e-3 for the rows here, so 1e-2 relative is loose and still fails if
-  // the level were another number of the page.
+  // That is the first order in eps0 / s_i^2; the next order is smaller by about
+  // eps0 / s_i^2 < 1e-3 for the rows here, so 1e-2 relative is loose and still fails for the
+  // s_rms of the page's other line (19% away).
   const double level = ch04::layer_norm_change(p.X, 1e4, eps0);
   CHECK(level == doctest::Approx(eps0 / (2 * s_eff * s_eff)).scale(0).epsilon(1e-2));
-  CHECK(level == doctest::Approx(2.24e-5).scale(0).epsilon(0.5e-7 / 2.24e-5));
+  solution_value("04.5.level_small_units", level);
 }
 
 TEST_CASE(
@@ -655,8 +637,9 @@ TEST_CASE(
   CHECK(attn::from_units<-1, 1>(five, 1e-3, 1e-3).si_value()(0, 0) ==
         doctest::Approx(5.0).scale(0).epsilon(4 * eps));
   // A wrong factor a (not a^A) would make 5 V/mA = 5e-3 ohm; the right one gives 5000 ohm.
-  CHECK(attn::from_units<-1, 1>(five, 1e-3, 1.0).si_value()(0, 0) ==
-        doctest::Approx(5000.0).scale(0).epsilon(4 * eps));
+  const double five_V_per_mA = attn::from_units<-1, 1>(five, 1e-3, 1.0).si_value()(0, 0);
+  CHECK(five_V_per_mA == doctest::Approx(5 / 1e-3).scale(0).epsilon(4 * eps));
+  solution_value("04.6.five_V_per_mA", five_V_per_mA);
   // A square milliampere is 1e-6 A^2.
   CHECK(attn::unit_factor(2, 0, 1e-3, 1.0) ==
         doctest::Approx(1e-6).scale(0).epsilon(4 * eps));
