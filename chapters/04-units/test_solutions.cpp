@@ -460,9 +460,8 @@ TEST_CASE(
     "solution 04.3: without a key bias the best temperature tends to a limit set by the "
     "inputs") {
   // The limit n -> infinity (the exponential tilt): u*, c = d^(1/4) sqrt(u*/3) at d = 10
-  // and d = 3, and the bias per |beta|^2. The golden section has
-  // converged: its u is no worse than its neighbours at 1e-6 relative (the error is flat
-  // there, so a strict check would test rounding).
+  // and d = 3, and the bias per |beta|^2. The golden section has converged: its u is no
+  // worse than its neighbours at 1e-4 relative (much closer, the error is flat to rounding).
   const Tilt t = tilt_optimum();
   CHECK(t.mse_per_beta2 <= tilt_error(t.u * (1 + 1e-4)));
   CHECK(t.mse_per_beta2 <= tilt_error(t.u * (1 - 1e-4)));
@@ -475,7 +474,11 @@ TEST_CASE(
   // The finer grid's best c at n = 1000 moves towards these limits: for d = 3 it is the grid
   // point next to the limit (within half a step in log c).
   CHECK(std::abs(std::log10(best_unit(1000, 3, 1, 20, 1).c / c_3)) <= 0.5 / 20);
-  CHECK(best_unit(1000, 10, 1, 20, 1).c < c_10);
+  // For d = 10 it has moved up from n = 100, towards the limit, and not past it.
+  const double c_100_10 = best_unit(100, 10, 1, 20, 1).c,
+               c_1000_10 = best_unit(1000, 10, 1, 20, 1).c;
+  CHECK(c_100_10 < c_1000_10);
+  CHECK(c_1000_10 < c_10);
 }
 
 TEST_CASE("solution 04.4: a unit-aware initialisation starts in mA where amperes start") {
