@@ -4,8 +4,10 @@
 //
 // Tolerances: an exact identity of rescaled data is checked to a few hundred eps times the
 // amplification of the computation (kappa^2 for a solve or a whitening map, one rounding per
-// entry for a diagonal scaling); a number the page quotes is checked against the very literal
-// printed there, within the rounding of its last printed digit. Everything is drawn from fixed
+// entry for a diagonal scaling), relative (doctest's Approx with scale 0: its default scale
+// of 1 makes an epsilon absolute for |x| < 1). Every number solutions.md prints is recorded
+// with solution_value("04.M.key", x) and shown from the build (<!--#sol:04.M.key-->); the
+// tests assert what the page says of those numbers. Everything is drawn from fixed
 // seeds; 04.3 reproduces the program's own draws (seed 1, the default of --seed); 04.4 runs
 // the training in the --quick setting (3 runs x 200 Adam steps), not the full 10 x 1000.
 
@@ -16,6 +18,7 @@
 #include <cmath>
 #include <concepts>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -28,7 +31,9 @@
 #include "attn/units.hpp"
 #include "ch04.hpp"
 #include "experiments/statistics.hpp"
+#include "solution_values.hpp"
 
+using book_test::solution_value;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
@@ -333,18 +338,19 @@ TEST_CASE("solution 04.1: a sum of ohms and volts selects the overload that refu
   CHECK((R1 + R2).si_value()(0, 0) == 5.0);  // a legal sum still computes
 }
 
-TEST_CASE("solution 04.1: the typed resistance fit is the closed form I^T U / I^T I in ohms") {
+TEST_CASE(
+    "solution 04.1: the typed resistance fit is the closed form I^T U / I^T I in ohms") {
   attn::Rng rng(41);
   const MatrixXd I = attn::random_uniform(50, 1, rng, -10.0, 10.0);  // amperes
   const MatrixXd U = 4.7 * I + attn::random_normal(50, 1, rng);      // volts, 1 V noise
   const Ohms R = resistance(Amperes3(I), Volts3(U));
   // The same number as the closed form I^T U / I^T I, up to the rounding of a 1x1 solve.
   const double closed = I.col(0).dot(U.col(0)) / I.col(0).squaredNorm();
-  CHECK(R.si_value()(0, 0) == doctest::Approx(closed).epsilon(1e-14));
-  // The value on the page, to its printed 3 significant digits.
-  CHECK(R.si_value()(0, 0) == doctest::Approx(4.66).epsilon(1e-3));  // 3 digits on the page
-  // Its standard error, sigma / ||I|| with sigma = 1 V, is below 0.025 ohm.
-  CHECK(1.0 / I.norm() < 0.025);
+  // (Approx with scale 0: a relative tolerance, 1e-14 = 45 eps for the few roundings.)
+  CHECK(R.si_value()(0, 0) == doctest::Approx(closed).scale(0).epsilon(1e-14));
+  solution_value("04.1.resistance", R.si_value()(0, 0));
+  // Its standard error, sigma / ||I|| with sigma = 1 V (the page gives a bound),
+  solution_value("04.1.standard_error", 1.0 / I.norm());
   // and the estimate is within two standard errors of the true 4.7 ohm.
   CHECK(std::abs(R.si_value()(0, 0) - 4.7) < 2.0 / I.norm());
 }
@@ -355,7 +361,8 @@ TEST_CASE("solution 04.2: three score matrices give the same softmax in every un
   const MatrixXd Xq = attn::random_uniform(7, 2, rng, -10.0, 10.0);
   const std::vector<std::pair<double, double>> units{
       {1e-3, 1e-3}, {0.37, 0.37}, {1e3, 1e3}, {1e3, 1.0}, {1.0, 1e-3}, {0.37, 2e3}};
-  for (const Weights w : {Weights::whitening, Weights::inverse_gram, Weights::standardising}) {
+  for (const Weights w :
+       {Weights::whitening, Weights::inverse_gram, Weights::standardising}) {
     const MatrixXd base = weights_in_units(X, Xq, VectorXd::Ones(2), w);
     for (const auto& [c1, c2] : units) {
       CAPTURE(c1);
@@ -371,21 +378,23 @@ TEST_CASE("solution 04.2: three score matrices give the same softmax in every un
   }
 }
 
-TEST_CASE("solution 04.2: one scale for all features fails once the features have two units") {
+TEST_CASE(
+    "solution 04.2: one scale for all features fails once the features have two units") {
   attn::Rng rng(42);  // the data of the test above
   const MatrixXd X = attn::random_uniform(40, 2, rng, -10.0, 10.0);
   const MatrixXd Xq = attn::random_uniform(7, 2, rng, -10.0, 10.0);
   const MatrixXd base = weights_in_units(X, Xq, VectorXd::Ones(2), Weights::global_scale);
   for (const double c : {1e-3, 0.37, 1e3})  // one unit for both features: unchanged
-    CHECK((weights_in_units(X, Xq, VectorXd::Constant(2, c), Weights::global_scale) - base)
-              .cwiseAbs()
-              .maxCoeff() < 1e-13);
+    CHECK(
+        (weights_in_units(X, Xq, VectorXd::Constant(2, c), Weights::global_scale) - base)
+            .cwiseAbs()
+            .maxCoeff() < 1e-13);
   VectorXd c(2);
   c << 1e3, 1.0;  // the current in mA, the voltage in V
   const double change =
       (weights_in_units(X, Xq, c, Weights::global_scale) - base).cwiseAbs().maxCoeff();
-  // The page prints 2 digits.
-  CHECK(change == doctest::Approx(0.12).epsilon(0.03));  // 2 digits on the page
+  solution_value("04.2.global_scale_change", change);
+  CHECK(change > 1e-3);  // broken: far above any rounding
   // Standardising rescues it, but not a rotation of the features: diag(G) is not
   // equivariant under X -> X Rot, while (X^T X)^-1 is.
   const double t = 0.6;
@@ -405,38 +414,71 @@ TEST_CASE("solution 04.2: one scale for all features fails once the features hav
             .maxCoeff() > 1e-3);
 }
 
-TEST_CASE("solution 04.3: the best unit for fixed softmax weights is c = 1.778 for every n and d") {
-  struct Case {
-    Index n, d;
-    double mse, mse_at_1;
-  };
-  // The program's problems (seed 1, 50 queries) for the default run, --n 1000 and --d 3;
-  // the page prints 4 significant digits of each error.
-  for (const Case k : {Case{100, 10, 110.1, 173.9}, Case{1000, 10, 80.29, 308.6},
-                       Case{100, 3, 15.62, 38.09}}) {
-    CAPTURE(k.n);
-    CAPTURE(k.d);
-    const BestUnit b = best_unit(k.n, k.d, 1, 4);
-    CHECK(b.c == doctest::Approx(1.778).epsilon(2e-4));  // 10^(1/4), a grid point
-    CHECK(b.mse == doctest::Approx(k.mse).epsilon(5e-4));
-    CHECK(b.mse_at_1 == doctest::Approx(k.mse_at_1).epsilon(5e-4));
+TEST_CASE(
+    "solution 04.3: on the program's grid the three runs and seeds share the best "
+    "unit for fixed softmax weights") {
+  const double best_c = best_unit(100, 10, 1, 4).c;
+  solution_value("04.3.best_c", best_c);
+  // The program's problems (seed 1, 50 queries) for the default run, --n 1000 and --d 3.
+  for (const auto& [n, d] : {std::pair<Index, Index>{100, 10}, {1000, 10}, {100, 3}}) {
+    CAPTURE(n);
+    CAPTURE(d);
+    const BestUnit b = best_unit(n, d, 1, 4);
+    CHECK(b.c == best_c);  // the same grid point: exactly the same number
+    const std::string run = std::to_string(n) + "_" + std::to_string(d);
+    solution_value("04.3.mse_best_" + run, b.mse);
+    solution_value("04.3.mse_c1_" + run, b.mse_at_1);
+    CHECK(b.mse < b.mse_at_1);
     // Other seeds put the best point of the grid at the same place.
-    for (const std::uint64_t seed : {2u, 3u})
-      CHECK(best_unit(k.n, k.d, seed, 4).c == doctest::Approx(1.778).epsilon(2e-4));
+    for (const std::uint64_t seed : {2u, 3u}) CHECK(best_unit(n, d, seed, 4).c == best_c);
   }
-  // On a grid of 20 points per decade over c = 0.1 .. 10: 10^0.2 = 1.585 for n = 100 (d = 10 and 3); for
-  // n = 1000, 10^0.25 = 1.778 (d = 10) and 1.585 (d = 3).
-  CHECK(best_unit(100, 10, 1, 20, 1).c == doctest::Approx(1.585).epsilon(5e-4));
-  CHECK(best_unit(100, 3, 1, 20, 1).c == doctest::Approx(1.585).epsilon(5e-4));
-  CHECK(best_unit(1000, 10, 1, 20, 1).c == doctest::Approx(1.778).epsilon(2e-4));
-  CHECK(best_unit(1000, 3, 1, 20, 1).c == doctest::Approx(1.585).epsilon(5e-4));
-  // The limit n -> infinity (the exponential tilt): u* = 4.238, c = d^(1/4) sqrt(u*/3) =
-  // 2.114 at d = 10 and 1.564 at d = 3, bias 0.839 |beta|^2 V^2 (3-4 digits on the page).
+}
+
+TEST_CASE(
+    "solution 04.3: on a finer grid the best unit stays within one step across the "
+    "runs and does not fall as n grows") {
+  // 20 points per decade over c = 0.1 .. 10 (one step: a factor 10^(1/20) = 1.122).
+  const double step = std::pow(10.0, 1.0 / 20);
+  const double c_100_10 = best_unit(100, 10, 1, 20, 1).c,
+               c_100_3 = best_unit(100, 3, 1, 20, 1).c,
+               c_1000_10 = best_unit(1000, 10, 1, 20, 1).c,
+               c_1000_3 = best_unit(1000, 3, 1, 20, 1).c;
+  CHECK(c_100_3 == c_100_10);  // the page gives one number for both d at n = 100
+  solution_value("04.3.fine_c_100", c_100_10);
+  solution_value("04.3.fine_c_1000_10", c_1000_10);
+  solution_value("04.3.fine_c_1000_3", c_1000_3);
+  // What the page concludes: the best c does not fall as n grows, and all four lie within one
+  // step of each other (grid points: a ratio of exactly one step, up to the rounding of pow).
+  CHECK(c_1000_10 >= c_100_10);
+  CHECK(c_1000_3 >= c_100_3);
+  const double hi = std::max({c_100_10, c_100_3, c_1000_10, c_1000_3}),
+               lo = std::min({c_100_10, c_100_3, c_1000_10, c_1000_3});
+  CHECK(hi / lo <= step * (1 + 1e-12));
+}
+
+TEST_CASE(
+    "solution 04.3: without a key bias the best temperature tends to a limit set by the "
+    "inputs") {
+  // The limit n -> infinity (the exponential tilt): u*, c = d^(1/4) sqrt(u*/3) at d = 10
+  // and d = 3, and the bias per |beta|^2. The golden section has converged: its u is no
+  // worse than its neighbours at 1e-4 relative (much closer, the error is flat to rounding).
   const Tilt t = tilt_optimum();
-  CHECK(t.u == doctest::Approx(4.238).epsilon(3e-4));
-  CHECK(t.mse_per_beta2 == doctest::Approx(0.839).epsilon(1e-3));
-  CHECK(std::pow(10.0, 0.25) * std::sqrt(t.u / 3) == doctest::Approx(2.114).epsilon(3e-4));
-  CHECK(std::pow(3.0, 0.25) * std::sqrt(t.u / 3) == doctest::Approx(1.564).epsilon(3e-4));
+  CHECK(t.mse_per_beta2 <= tilt_error(t.u * (1 + 1e-4)));
+  CHECK(t.mse_per_beta2 <= tilt_error(t.u * (1 - 1e-4)));
+  solution_value("04.3.tilt_u", t.u);
+  solution_value("04.3.tilt_bias", t.mse_per_beta2);
+  const double c_10 = std::pow(10.0, 0.25) * std::sqrt(t.u / 3),
+               c_3 = std::pow(3.0, 0.25) * std::sqrt(t.u / 3);
+  solution_value("04.3.c_limit_10", c_10);
+  solution_value("04.3.c_limit_3", c_3);
+  // The finer grid's best c at n = 1000 moves towards these limits: for d = 3 it is the grid
+  // point next to the limit (within half a step in log c).
+  CHECK(std::abs(std::log10(best_unit(1000, 3, 1, 20, 1).c / c_3)) <= 0.5 / 20);
+  // For d = 10 it has moved up from n = 100, towards the limit, and not past it.
+  const double c_100_10 = best_unit(100, 10, 1, 20, 1).c,
+               c_1000_10 = best_unit(1000, 10, 1, 20, 1).c;
+  CHECK(c_100_10 < c_1000_10);
+  CHECK(c_1000_10 < c_10);
 }
 
 TEST_CASE("solution 04.4: a unit-aware initialisation starts in mA where amperes start") {
@@ -446,40 +488,48 @@ TEST_CASE("solution 04.4: a unit-aware initialisation starts in mA where amperes
     const attn::AttentionRegressor A = attn::random_regressor(10, rng_A, s);
     const attn::AttentionRegressor mA = attn::random_regressor(10, rng_mA, c * s);
     // W(c sigma) = W(sigma) / c: the same normal draws times s / c, one rounding apart.
-    CHECK((c * mA.W_Q - A.W_Q).cwiseAbs().maxCoeff() <= 4 * eps * A.W_Q.cwiseAbs().maxCoeff());
-    CHECK((c * mA.W_K - A.W_K).cwiseAbs().maxCoeff() <= 4 * eps * A.W_K.cwiseAbs().maxCoeff());
+    CHECK((c * mA.W_Q - A.W_Q).cwiseAbs().maxCoeff() <=
+          4 * eps * A.W_Q.cwiseAbs().maxCoeff());
+    CHECK((c * mA.W_K - A.W_K).cwiseAbs().maxCoeff() <=
+          4 * eps * A.W_K.cwiseAbs().maxCoeff());
     // So the initial losses agree (scores c^2 / c^2), to the rounding of the scores.
-    const Run in_A = training_run(1, r, 1.0, s, 0), in_mA = training_run(1, r, c, c * s, 0);
-    CHECK(in_mA.loss[0] == doctest::Approx(in_A.loss[0]).epsilon(1e-10));
+    const Run in_A = training_run(1, r, 1.0, s, 0),
+              in_mA = training_run(1, r, c, c * s, 0);
+    CHECK(in_mA.loss[0] == doctest::Approx(in_A.loss[0]).scale(0).epsilon(1e-10));
+    if (r == 0) solution_value("04.4.initial_loss", in_A.loss[0]);
   }
 }
 
-TEST_CASE("solution 04.4: with a unit-aware start Adam still ends elsewhere in mA (--quick)") {
+TEST_CASE(
+    "solution 04.4: with a unit-aware start Adam still ends elsewhere in mA (--quick)") {
   const double s = attn::experiment_feature_scale;
-  // Medians over 3 runs x 200 steps, seed 1 (the --quick setting); the page prints 4
-  // significant digits.
+  // Medians over 3 runs x 200 steps, seed 1 (the --quick setting).
   const auto [A_train, A_test] = quick_medians(1.0, s);
   const auto [plain_train, plain_test] = quick_medians(1e3, s);
   const auto [aware_train, aware_test] = quick_medians(1e3, 1e3 * s);
   const auto [kA_train, kA_test] = quick_medians(1e-3, 1e-3 * s);
-  CHECK(A_train == doctest::Approx(2.006).epsilon(5e-4));
-  CHECK(A_test == doctest::Approx(5.760).epsilon(5e-4));
-  CHECK(plain_train == doctest::Approx(447.9).epsilon(5e-4));
-  CHECK(plain_test == doctest::Approx(301.3).epsilon(5e-4));
+  solution_value("04.4.amperes_train", A_train);
+  solution_value("04.4.amperes_test", A_test);
+  solution_value("04.4.mA_plain_train", plain_train);
+  solution_value("04.4.mA_plain_test", plain_test);
+  // "The final losses are not the same": in mA and kA tens of times those in amperes.
+  for (const double other : {plain_train, kA_train}) CHECK(other > 10 * A_train);
+  for (const double other : {plain_test, kA_test}) CHECK(other > 10 * A_test);
   // The unit-aware start in mA takes Adam steps 1000 times too large (see the next test):
   // the trajectory is chaotic and its end depends on rounding (the Release and the
-  // sanitizer builds differ), so only the order of magnitude is checked.
-  CHECK(aware_train > 100);
-  CHECK(aware_test > 100);
-  CHECK(kA_train == doctest::Approx(347.4).epsilon(5e-4));
-  CHECK(kA_test == doctest::Approx(286.0).epsilon(5e-4));
-  // In kA Adam's steps are 1e-6 in amperes' terms: run 0 goes from 373.6 to 361.7 only.
+  // sanitizer builds differ), so the page gives only a bound, the order of the plain start.
+  solution_value("04.4.mA_aware_min", std::min(aware_train, aware_test));
+  solution_value("04.4.kA_train", kA_train);
+  solution_value("04.4.kA_test", kA_test);
+  // In kA Adam's steps are 1e-6 in amperes' terms: run 0 barely leaves its initial loss.
   const Run kA = training_run(1, 0, 1e-3, 1e-3 * s, 200);
-  CHECK(kA.loss.front() == doctest::Approx(373.6).epsilon(2e-4));
-  CHECK(kA.loss.back() == doctest::Approx(361.7).epsilon(2e-4));
+  solution_value("04.4.kA_final_loss", kA.loss.back());
+  CHECK(kA.loss.back() < kA.loss.front());
+  CHECK(kA.loss.back() > 0.9 * kA.loss.front());
 }
 
-TEST_CASE("solution 04.4: Adam in mA is Adam in A with the rate times c and epsilon over c") {
+TEST_CASE(
+    "solution 04.4: Adam in mA is Adam in A with the rate times c and epsilon over c") {
   const double s = attn::experiment_feature_scale, c = 1e3;
   const int steps = 20;
   const Run in_mA = training_run(1, 0, c, c * s, steps);  // the library's train()
@@ -492,13 +542,12 @@ TEST_CASE("solution 04.4: Adam in mA is Adam in A with the rate times c and epsi
   // Not bit for bit: c W rounds, and steps of size ~1 in W amplify it (3e-8 after 20 steps;
   // after about 28 an argmax flips and the two curves part), so 1e-6 relative.
   CHECK(max_relative_difference(predicted, in_mA.loss) < 1e-6);
-  // The first step in mA already overshoots: the loss jumps from 373.6 to 2454 (4 digits).
-  CHECK(in_mA.loss[0] == doctest::Approx(373.6).epsilon(2e-4));
-  CHECK(in_mA.loss[1] == doctest::Approx(2454).epsilon(3e-4));
+  // The first step in mA already overshoots: the loss jumps up several times.
+  solution_value("04.4.mA_loss_step1", in_mA.loss[1]);
+  CHECK(in_mA.loss[1] > 2 * in_mA.loss[0]);
   // The same start with Adam's own settings is another trajectory.
-  const std::vector<double> own = two_group_training(in_A.initial, in_A.X, in_A.Y, steps,
-                                                     attn::experiment_adam,
-                                                     attn::experiment_adam);
+  const std::vector<double> own = two_group_training(
+      in_A.initial, in_A.X, in_A.Y, steps, attn::experiment_adam, attn::experiment_adam);
   CHECK(max_relative_difference(own, in_mA.loss) > 1e-2);
 }
 
@@ -513,8 +562,8 @@ TEST_CASE("solution 04.4: gradient descent in mA needs the learning rate times c
     std::vector<double> loss;
     for (int it = 0; it <= steps; ++it) {
       attn::AttentionRegressor g;
-      loss.push_back(attn::loss_and_gradient(p, run.X, run.Y, attn::Normalisation::softmax,
-                                             &g));
+      loss.push_back(
+          attn::loss_and_gradient(p, run.X, run.Y, attn::Normalisation::softmax, &g));
       p.W_Q -= rate_W * g.W_Q;
       p.W_K -= rate_W * g.W_K;
       p.w_v -= rate_v * g.w_v;
@@ -528,7 +577,9 @@ TEST_CASE("solution 04.4: gradient descent in mA needs the learning rate times c
   CHECK(max_relative_difference(gd(in_mA, eta, eta), A) > 1e-2);
 }
 
-TEST_CASE("solution 04.5: LayerNorm's change reaches 1% at c* = 0.0468 for eps0 = 1e-3") {
+TEST_CASE(
+    "solution 04.5: LayerNorm's change reaches 1% in large units, near the closed "
+    "form with the rows' effective spread") {
   const ch04::UnitsProblem p = program_problem();
   const double eps0 = 1e-3;
   // The crossing of the measured change, by bisection on log c.
@@ -537,47 +588,62 @@ TEST_CASE("solution 04.5: LayerNorm's change reaches 1% at c* = 0.0468 for eps0 
     const double mid = std::sqrt(lo * hi);
     (ch04::layer_norm_change(p.X, mid, eps0) > 0.01 ? lo : hi) = mid;
   }
-  CHECK(lo == doctest::Approx(0.0468).epsilon(1e-3));  // 3 significant digits on the page
-  // The formula with one spread s: s = 10/sqrt(3) gives 0.0387, the rows' rms spread 5.242
-  // gives 0.0423, and s_eff = mean(s_i^-4)^(-1/4) = 4.724 gives 0.0473 (its linearisation
-  // sqrt(50 eps0) / s_eff, 1% from the crossing).
+  solution_value("04.5.c_crossing", lo);
+  // The closed form with one spread s: s = 10/sqrt(3) (and its linearisation sqrt(50 eps0) /
+  // s), the rows' rms spread, s = 6, and the linearisation with s_eff = mean(s_i^-4)^(-1/4).
   const VectorXd var = row_variances(p.X);
   const double s_rms = std::sqrt(var.mean());
   const double s_eff = std::pow(var.array().square().inverse().mean(), -0.25);
-  CHECK(s_rms == doctest::Approx(5.242).epsilon(2e-4));
-  CHECK(s_eff == doctest::Approx(4.724).epsilon(2e-4));
-  CHECK(c_star(attn::experiment_feature_scale, eps0, 0.01) ==
-        doctest::Approx(0.0387).epsilon(2e-3));
-  CHECK(c_star(s_rms, eps0, 0.01) == doctest::Approx(0.0423).epsilon(2e-3));
-  CHECK(c_star(6.0, eps0, 0.01) == doctest::Approx(0.0370).epsilon(2e-3));  // s_x = 6
-  CHECK(std::sqrt(50 * eps0) / s_eff == doctest::Approx(0.0473).epsilon(2e-3));
-  CHECK(std::abs(std::sqrt(50 * eps0) / s_eff / lo - 1) < 0.015);
-  // The sweep of 04-unit-sweep.csv brackets it: 0.0215 at c = 10^-1.5 and 0.00697 at
-  // c = 10^-1.25, and interpolation in log-log between them gives 0.0467.
+  const double s_x = attn::experiment_feature_scale,
+               linearised = std::sqrt(50 * eps0) / s_x;
+  solution_value("04.5.s_rms", s_rms);
+  solution_value("04.5.s_eff", s_eff);
+  solution_value("04.5.c_star_sx", c_star(s_x, eps0, 0.01));
+  solution_value("04.5.c_linear_sx", linearised);
+  CHECK(c_star(s_x, eps0, 0.01) < linearised);  // (1 - r)^-2 - 1 > 2r
+  solution_value("04.5.c_star_rms", c_star(s_rms, eps0, 0.01));
+  solution_value("04.5.c_star_6", c_star(6.0, eps0, 0.01));
+  solution_value("04.5.c_linear_eff", std::sqrt(50 * eps0) / s_eff);
+  // How far the formula with s_eff is from the crossing, in per cent (the page gives a bound).
+  solution_value("04.5.formula_vs_crossing_percent",
+                 100 * std::abs(std::sqrt(50 * eps0) / s_eff / lo - 1));
+  // The sweep of 04-unit-sweep.csv brackets it, between c = 10^-1.5 and 10^-1.25, and
+  // interpolation in log-log between them gives nearly the crossing.
   const double c1 = std::pow(10.0, -1.5), c2 = std::pow(10.0, -1.25);
   const double r1 = ch04::layer_norm_change(p.X, c1, eps0),
                r2 = ch04::layer_norm_change(p.X, c2, eps0);
-  CHECK(r1 == doctest::Approx(0.0215).epsilon(3e-3));
-  CHECK(r2 == doctest::Approx(0.00697).epsilon(1e-3));
+  CHECK(r1 > 0.01);
+  CHECK(r2 < 0.01);
+  solution_value("04.5.change_c1", r1);
+  solution_value("04.5.change_c2", r2);
   const double slope = std::log(r2 / r1) / std::log(c2 / c1);
   const double c_interp = c1 * std::exp(std::log(0.01 / r1) / slope);
-  CHECK(c_interp == doctest::Approx(0.0467).epsilon(1e-3));
-  // In small units (c > 1) the change never reaches 1%: it levels off at about
-  // eps0 / (2 s_eff^2) = 2.24e-5.
-  CHECK(ch04::layer_norm_change(p.X, 1e4, eps0) == doctest::Approx(2.24e-5).epsilon(3e-3));
+  solution_value("04.5.c_interpolated", c_interp);
+  // In small units (c > 1) the change never reaches 1%: it levels off at eps0 / (2 s_eff^2)
+  // That is the first order in eps0 / s_i^2; the next order is smaller by about
+  // eps0 / s_i^2 < 1e-3 for the rows here, so 1e-2 relative is loose and still fails for the
+  // s_rms of the page's other line (19% away).
+  const double level = ch04::layer_norm_change(p.X, 1e4, eps0);
+  CHECK(level == doctest::Approx(eps0 / (2 * s_eff * s_eff)).scale(0).epsilon(1e-2));
+  solution_value("04.5.level_small_units", level);
 }
 
-TEST_CASE("solution 04.6: the unit factor is each prefix to its exponent, so 5 mV/mA = 5 ohm") {
+TEST_CASE(
+    "solution 04.6: the unit factor is each prefix to its exponent, so 5 mV/mA = 5 ohm") {
   // 5 mV/mA: A^-1 V with a = v = 1e-3, factor (1e-3)^-1 (1e-3)^1 = 1, up to the rounding of
-  // 1e-3 and of pow.
-  CHECK(attn::unit_factor(-1, 1, 1e-3, 1e-3) == doctest::Approx(1.0).epsilon(4 * eps));
+  // 1e-3 and of pow: 4 eps relative (scale 0; with Approx's default scale of 1 the tolerance
+  // of 1e-6 below would be absolute, 8e-16, and pass any tiny number).
+  CHECK(attn::unit_factor(-1, 1, 1e-3, 1e-3) ==
+        doctest::Approx(1.0).scale(0).epsilon(4 * eps));
   MatrixXd five(1, 1);
   five << 5.0;
   CHECK(attn::from_units<-1, 1>(five, 1e-3, 1e-3).si_value()(0, 0) ==
-        doctest::Approx(5.0).epsilon(4 * eps));
+        doctest::Approx(5.0).scale(0).epsilon(4 * eps));
   // A wrong factor a (not a^A) would make 5 V/mA = 5e-3 ohm; the right one gives 5000 ohm.
-  CHECK(attn::from_units<-1, 1>(five, 1e-3, 1.0).si_value()(0, 0) ==
-        doctest::Approx(5000.0).epsilon(4 * eps));
+  const double five_V_per_mA = attn::from_units<-1, 1>(five, 1e-3, 1.0).si_value()(0, 0);
+  CHECK(five_V_per_mA == doctest::Approx(5 / 1e-3).scale(0).epsilon(4 * eps));
+  solution_value("04.6.five_V_per_mA", five_V_per_mA);
   // A square milliampere is 1e-6 A^2.
-  CHECK(attn::unit_factor(2, 0, 1e-3, 1.0) == doctest::Approx(1e-6).epsilon(4 * eps));
+  CHECK(attn::unit_factor(2, 0, 1e-3, 1.0) ==
+        doctest::Approx(1e-6).scale(0).epsilon(4 * eps));
 }

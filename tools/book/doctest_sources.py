@@ -53,3 +53,33 @@ def test_bodies(root):
         for m, after in zip(found, found[1:] + [None]):
             bodies.setdefault(case_name(m), text[m.end():after.start() if after else len(text)])
     return bodies
+
+
+# doctest::Approx(x).epsilon(e) compares |a - x| < e (scale + max(|a|, |x|)) with scale 1:
+# for |x| < 1 that is an absolute tolerance of about e, far looser than e relative (a number of
+# 1e-5 "checked to 1e-3" cannot fail). .scale(0) makes it relative.
+APPROX = re.compile(r"\bApprox\(")
+CALL = re.compile(r"\s*\.\s*(\w+)\(")
+
+
+def _closing(text, i):
+    """The index after the parenthesis that closes the one just before text[i]."""
+    depth = 1
+    while i < len(text) and depth:
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+    return i
+
+
+def absolute_approx(text):
+    """1-based lines of every Approx(...).epsilon(...) in C++ text without .scale(0)."""
+    lines = []
+    for m in APPROX.finditer(text):
+        i, calls = _closing(text, m.end()), {}
+        while (c := CALL.match(text, i)):
+            end = _closing(text, c.end())
+            calls[c.group(1)] = re.sub(r"\s+", "", text[c.end():end - 1])
+            i = end
+        if "epsilon" in calls and calls.get("scale") not in ("0", "0.0"):
+            lines.append(text.count("\n", 0, m.start()) + 1)
+    return lines

@@ -10,6 +10,11 @@ The worked solutions (chapters/*/solutions.md, instructor's copy only) also mark
 answer: `<!--checked-->0.68` (an opening $ may follow the marker). Each such number must equal
 a numeric literal in the body of a test cited in the same paragraph, so that the number on the
 page is the one a test asserts (2.3 \\times 10^{-4} matches 2.3e-4; 35% matches 35 or 0.35).
+Those marks are on their way out: a converted chapter shows its solutions' numbers from the
+build instead (<!--#sol:NN.M.key-->, book.pages.sync), and its chapters/NN-*/test_solutions.cpp
+may not use doctest::Approx(x).epsilon(e) without .scale(0), an absolute tolerance for
+|x| < 1 (book.doctest_sources.absolute_approx). Once no chapter has <!--checked--> marks left,
+both the marks and the "converted" condition go.
 
 Exits 1, listing the missing names and unchecked answers, otherwise 0.
 """
@@ -18,7 +23,7 @@ import os
 import re
 import sys
 
-from ..doctest_sources import test_bodies, test_locations
+from ..doctest_sources import absolute_approx, test_bodies, test_locations
 from .model import CODE_SPAN, MARKERS, citations, parse, read, unquoted
 
 CPP_NUMBER = re.compile(r"(?<![\w.])(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)(?![\w.])")
@@ -80,6 +85,12 @@ def main(argv):
             where = ", ".join(f"`{n}`" for n in cited_names) or "no test cited in its paragraph"
             missing.append(f"{os.path.relpath(page, root)}:{line}: the checked number {number} "
                            f"is not a literal of the cited test ({where})")
+        if not MARKERS["checked"].pattern.search(read(page)):  # converted to build numbers
+            tests = os.path.join(os.path.dirname(page), "test_solutions.cpp")
+            for line in absolute_approx(read(tests)) if os.path.isfile(tests) else []:
+                missing.append(f"{os.path.relpath(tests, root)}:{line}: Approx(...).epsilon(...) "
+                               "without .scale(0) is an absolute tolerance below 1; make it "
+                               "relative")
     for m in missing:
         print(m)
     print(f"cited_tests: {count} citations, {answers} checked answers in the solutions, "

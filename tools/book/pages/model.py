@@ -38,7 +38,8 @@ MARKERS = {
                     "the About page's part NAME (version, pdf, bibtex), built from CITATION.cff "
                     "and the build (book.pages.about)"),
     "number": Marker(re.compile(r"<!--#([\w:.-]+)(?:[ \t]+(\S*?))?[ \t]*-->"),
-                     "the number after it is results.json's KEY, in FORMAT (inline)"),
+                     "the number after it is results.json's KEY (sol:NN.M.KEY: a worked "
+                     "solution's number, from chapter NN's solution tests), in FORMAT (inline)"),
     "checked": Marker(re.compile(r"<!--checked-->\$?(-?\d+(?:\.\d+)?(?:e[-+]?\d+|[ \t]*\\times"
                                  r"[ \t]*10\^\{-?\d+\})?)(%?)"),
                       "the number after it is a literal of a test cited in its paragraph "

@@ -17,6 +17,10 @@ write it from the build and a test can fail when it differs:
                                                          results.json (key "NN:key": chapter
                                                          NN's), in the text right after the
                                                          marker (an opening $ may come first)
+  <!--#sol:NN.M.key FORMAT-->0.24                        a number of a worked solution: what
+                                                         chapter NN's solution tests computed
+                                                         (tests/support/solution_values.hpp),
+                                                         OUT/solutions/NN-slug.json
 
 FORMAT is a Python format spec (".3f", ".2e", ".3g", "d", ".1%"), "tex.1e" for
 2.8 \\times 10^{-16}, or empty (an integer as such, else "g"). FORMAT "<" or ">" marks a bound:
@@ -106,9 +110,13 @@ def read_output(out_dir, slug):
         raise PageError(f"{path} is missing: build the book first (./book)")
 
 
+# Where the numbers of the worked solutions are (chapters/CMakeLists.txt): SOLUTIONS/NN-slug.json.
+SOLUTIONS = "solutions"
+
+
 class Results:
-    """results.json of every chapter, loaded on demand; None for a chapter whose exercise is
-    not done (student copy)."""
+    """results.json of every chapter and the worked solutions' numbers, loaded on demand; None
+    for a chapter whose exercise is not done (student copy)."""
 
     def __init__(self, root, out_dir):
         self.root, self.out_dir, self.cache = root, out_dir, {}
@@ -119,32 +127,44 @@ class Results:
             raise PageError(f"no chapter {nn}")
         return os.path.basename(dirs[0])
 
-    def chapter(self, slug):
-        if slug not in self.cache:
-            path = os.path.join(self.out_dir, slug, "results.json")
+    def load(self, rel):
+        """The JSON object at OUT/rel."""
+        if rel not in self.cache:
+            path = os.path.join(self.out_dir, rel)
             try:
                 with open(path, encoding="utf-8") as f:
-                    data = json.load(f)
+                    self.cache[rel] = json.load(f)
             except OSError:
                 raise PageError(f"{path} is missing: build the book first (./book)")
-            self.cache[slug] = None if data.get("exercises_not_done") else data
-        return self.cache[slug]
+        return self.cache[rel]
+
+    def chapter(self, slug):
+        data = self.load(os.path.join(slug, "results.json"))
+        return None if data.get("exercises_not_done") else data
 
     def value(self, key, own_slug):
-        slug = own_slug
-        if ":" in key:
-            nn, key = key.split(":", 1)
-            slug = self.slug(nn)
-        if slug is None:
-            raise PageError(f"number `{key}` outside a chapter needs NN:key")
-        data = self.chapter(slug)
-        if data is None:
-            return None
+        """KEY's number: "key" of the page's own chapter, "NN:key" of chapter NN's results,
+        "sol:NN.M.key" of the worked solutions (chapter NN's solution tests)."""
+        if key.startswith("sol:"):
+            key = key[4:]
+            rel = os.path.join(SOLUTIONS, self.slug(key[:2]) + ".json")
+            data = self.load(rel)
+        else:
+            slug = own_slug
+            if ":" in key:
+                nn, key = key.split(":", 1)
+                slug = self.slug(nn)
+            if slug is None:
+                raise PageError(f"number `{key}` outside a chapter needs NN:key")
+            rel = os.path.join(slug, "results.json")
+            data = self.chapter(slug)
+            if data is None:
+                return None
         if key not in data:
-            raise PageError(f"{slug}/results.json has no key `{key}`")
+            raise PageError(f"{rel} has no key `{key}`")
         v = data[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise PageError(f"{slug}/results.json: `{key}` is not a number")
+            raise PageError(f"{rel}: `{key}` is not a number")
         return v
 
 
