@@ -11,7 +11,7 @@ import sys
 from book.build import ROOT
 from book.homework.markers import ID, is_student_copy, read_text
 
-EXIT_NOT_DONE = 3  # harness::run_program's exit code for attn::exercise_not_done
+EXIT_NOT_DONE = 3  # harness::run_program's exit code when the run waits for an exercise
 
 def doctest_list(binary, *args):
     r = subprocess.run([binary, *args], capture_output=True, text=True)
