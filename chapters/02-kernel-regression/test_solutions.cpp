@@ -371,6 +371,7 @@ TEST_CASE("solution 02.1: on [0, 1] Nadaraya-Watson's rate is shallower than n^(
   CHECK(nw.slope > -0.8 + 4 * nw.se);
   CHECK(std::abs(ll.slope + 0.8) <= 0.07);
   CHECK(std::abs(interior.slope + 0.8) <= 0.07);
+  CHECK(interior.slope < -0.8);  // "a little steeper than -4/5", as in the chapter
   CHECK(ll.slope < nw.slope - 4 * std::hypot(ll.se, nw.se));
 }
 
@@ -418,6 +419,7 @@ TEST_CASE("solution 02.2: the measured error over c is smallest near c*") {
   // 10% at c*/1.5 and 1.5 c*).
   const Constants k = optimal_constant(0.5);
   CHECK(std::abs(c_min / k.c - 1) <= 0.1);
+  CHECK(c_min < k.c);  // "a little below c*"
   CHECK(mse(0) > 1.1 * mse.minCoeff());
   CHECK(mse(9) > 1.1 * mse.minCoeff());
   // ... but the curve is flat at its bottom: one grid step (10% in c) either side of the

@@ -4,12 +4,15 @@
 // Tolerances. Exact identities are checked against a first-order rounding bound, as in the
 // chapter's own tests: c_nd(n, d) eps = 4 (n + d) eps times the size of the quantities
 // involved, times kappa(X)^2 where the identity goes through (X^T X)^-1; each check notes the
-// largest error/tolerance ratio measured (Release build). Numbers the solutions quote from
-// computations are checked against the very literal the text prints, with a tolerance that
-// says how many digits the text gives. The explore exercises 03.4 and 03.5 run the
-// shared trainer (experiments::run_experiment, which the chapter's module ch03.cpp times and
-// summarises) at reduced sizes stated next to each test; run r of a configuration depends
-// only on (seed, r), so a reduced run count reproduces the first runs of the program's.
+// largest error/tolerance ratio measured (Release build). Every number the solutions print
+// is recorded with solution_value("03.M.key", x) (tests/support/solution_values.hpp) and
+// shown from the build (<!--#sol:03.M.key-->); the tests check the claims the numbers
+// support. The explore exercises 03.4 and 03.5 run the shared trainer
+// (experiments::run_experiment, which the chapter's module ch03.cpp times and summarises):
+// at the exercise's full sizes in the build's solutions step (full_solution_run()), which
+// is what the page prints, and at reduced sizes under ctest; run r of a configuration
+// depends only on (seed, r), so a reduced run count reproduces the first runs of the
+// program's.
 
 #include <doctest/doctest.h>
 
@@ -17,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "attn/attention_regression.hpp"
@@ -24,12 +28,14 @@
 #include "attn/random.hpp"
 #include "attn/svd.hpp"
 #include "experiments/regression_experiment.hpp"
+#include "solution_values.hpp"
 #include "test_helpers.hpp"
 
 using attn::Normalisation;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
+using book_test::solution_value;
 using namespace ch03_test;
 
 namespace {
@@ -159,11 +165,12 @@ TEST_SUITE("ch03") {
       moved_residual.push_back(
           attn::relative_error(attn::least_squares_qr(Xp, y + r), beta));
     }
-    CHECK(median(qr_exact) < 1e-10);
-    CHECK(median(ne_exact) > 1e-6);
-    CHECK(median(qr_residual) < 1e-10);
-    CHECK(median(moved_exact) < 1e-5);
-    CHECK(median(moved_residual) > 1e-2);
+    // The page prints these as bounds (<!--#sol:... <-->), which its check asserts too.
+    CHECK(solution_value("03.1.qr_exact", median(qr_exact)) < 1e-10);
+    CHECK(solution_value("03.1.normal_equations_exact", median(ne_exact)) > 1e-6);
+    CHECK(solution_value("03.1.qr_residual", median(qr_residual)) < 1e-10);
+    CHECK(solution_value("03.1.perturbed_exact", median(moved_exact)) < 1e-5);
+    CHECK(solution_value("03.1.perturbed_residual", median(moved_residual)) > 1e-2);
   }
 
   // ---- 03.2 -------------------------------------------------------------------------------
@@ -220,14 +227,15 @@ TEST_SUITE("ch03") {
     // The eigen solver is accurate to ~ d eps |I - eta X^T X| ~ 1e-14: far below the margins.
     CHECK(radius(0.99 * 2 / l_max2) < 1.0);
     CHECK(radius(1.01 * 2 / l_max2) > 1.0);
-    CHECK(radius(1 / l_max2) == doctest::Approx(1 - l_min2 / l_max2).epsilon(1e-12));
+    // Relative 1e-12: the radius is ~1 and the solver's error ~1e-14 absolute.
+    CHECK(radius(1 / l_max2) == doctest::Approx(1 - l_min2 / l_max2).epsilon(1e-12).scale(0));
   }
 
   // ---- 03.3 -------------------------------------------------------------------------------
 
   TEST_CASE(
-      "solution 03.3: with an intercept the figure's hat matrix has row sums 1, trace 4, "
-      "31% negative") {
+      "solution 03.3: with an intercept the figure's hat matrix has row sums 1, trace d + 1 "
+      "and fewer negative weights") {
     // hat_figure() of main.cpp with the program's default seed: 20 samples, 3 features
     // uniform on [-10, 10]; then the same rows with a column of ones in front (d = 4).
     attn::Rng rng(attn::run_seed(program_seed, 0, 30));
@@ -239,27 +247,32 @@ TEST_SUITE("ch03") {
     const auto row_sum_deviation = [](const MatrixXd& M) {
       return (M.rowwise().sum().array() - 1).abs().maxCoeff();
     };
-    // The trace is a sum of 20 entries each within a few n eps of exact: 1e-12 is ample.
-    CHECK(H.trace() == doctest::Approx(3).epsilon(1e-12));
-    CHECK(H1.trace() == doctest::Approx(4).epsilon(1e-12));
-    // Row sums: without the intercept far from 1 (printed with 2 decimals: 0.005);
-    // with it, 1 to rounding (sums of 20 entries below 1 in size: 1e-14 covers it).
-    CHECK(row_sum_deviation(H) == doctest::Approx(1.72).epsilon(0.005 / 1.72));
-    CHECK(row_sum_deviation(H1) < 1e-14);
+    // The trace is a sum of 20 entries each within a few n eps of exact: relative 1e-12 is
+    // ample. It is the number of columns.
+    CHECK(solution_value("03.3.trace", H.trace()) == doctest::Approx(3).epsilon(1e-12).scale(0));
+    CHECK(solution_value("03.3.trace_intercept", H1.trace()) ==
+          doctest::Approx(4).epsilon(1e-12).scale(0));
+    // Row sums: without the intercept far from 1; with it, 1 to rounding (sums of 20
+    // entries below 1 in size: 1e-14 covers it; the page prints that bound).
+    CHECK(solution_value("03.3.row_sum_deviation", row_sum_deviation(H)) > 0.1);
+    CHECK(solution_value("03.3.row_sum_deviation_intercept", row_sum_deviation(H1)) < 1e-14);
     // Signs: the diagonal is positive in both (leverages, h_ii >= 1/n with the intercept);
-    // negative off-diagonal entries fall from 180 of 380 (47%) to 116 (31%). Counts are
-    // exact: no entry lies within rounding of 0 (the smallest |entry| is printed below).
+    // the negative entries, all off the diagonal, are fewer with the intercept. Counts are
+    // exact: no entry lies within rounding of 0.
     CHECK(H.diagonal().minCoeff() > 0);
     CHECK(H1.diagonal().minCoeff() >= 1.0 / 20);
     const double neg = double((H.array() < 0).count()), neg1 = double((H1.array() < 0).count());
-    CHECK(neg == 180);
-    CHECK(neg1 == 116);
-    CHECK(neg / off_diagonal == doctest::Approx(0.47).epsilon(0.005 / 0.47));  // 2 digits
-    CHECK(neg1 / off_diagonal == doctest::Approx(0.31).epsilon(0.005 / 0.31));
+    solution_value("03.3.negative", neg);
+    solution_value("03.3.negative_intercept", neg1);
+    solution_value("03.3.negative_share", neg / off_diagonal);
+    solution_value("03.3.negative_share_intercept", neg1 / off_diagonal);
+    solution_value("03.3.off_diagonal", off_diagonal);
+    CHECK(neg1 < neg);
+    CHECK(neg1 > 0);  // affine, not convex: some weights stay negative
     CHECK(std::min(H.cwiseAbs().minCoeff(), H1.cwiseAbs().minCoeff()) > 1e-6);
-    // The most negative weight, 3 decimals.
-    CHECK(H.minCoeff() == doctest::Approx(-0.211).epsilon(0.0005 / 0.211));
-    CHECK(H1.minCoeff() == doctest::Approx(-0.165).epsilon(0.0005 / 0.165));
+    // The most negative weight, less negative with the intercept.
+    CHECK(solution_value("03.3.most_negative_intercept", H1.minCoeff()) >
+          solution_value("03.3.most_negative", H.minCoeff()));
     // With the intercept, H1 = (1/n) 1 1^T + the hat matrix of the centred features.
     const MatrixXd Xc = X.rowwise() - X.colwise().mean();
     CHECK(max_abs(H1 - (MatrixXd::Constant(20, 20, 1.0 / 20) + attn::hat_matrix(Xc))) <
@@ -268,23 +281,22 @@ TEST_SUITE("ch03") {
 
   // ---- 03.4 -------------------------------------------------------------------------------
 
-  TEST_CASE("solution 03.4: without the decay 17 of 100 runs end above 1e-4 at (1000, 10)") {
+  TEST_CASE("solution 03.4: without the decay runs end above 1e-4, thrown off least squares by loss spikes") {
     // The program's `--normalisation identity --decay 1 --runs 100` (default seed 1) at
-    // (n, d) = (100, 10) and (1000, 10): the very runs of the program, so the same counts;
-    // at (1000, 100) its first 10 runs (all 100 are slow at that size). Then the same with
-    // --lr 3e-4. Tolerance of a count: a run can end near the threshold (one ends at
-    // 1.006e-4), and the digits of a run thrown about by loss spikes depend on the CPU's
-    // rounding, so each count may move by 2.
-    constexpr bool full = !sanitized;  // under ASan+UBSan (much slower): 20 runs, no d = 100
+    // (n, d) = (100, 10), (1000, 10) and (1000, 100), then the same with --lr 3e-4: the very
+    // runs of the program, so the same counts. All of them in the build's solutions step
+    // (what the page prints); under ctest the first 20 runs of the two d = 10 sizes.
+    const bool full = book_test::full_solution_run() && !sanitized;
     const int runs = full ? 100 : 20;
+    std::vector<long> failing_big_n, failing_big_d;  // at lr 1e-3, then 3e-4
     for (const double lr : {1e-3, 3e-4}) {
       CAPTURE(lr);
+      const std::string rate = lr == 1e-3 ? "lr1e-3" : "lr3e-4";
       const auto small = experiments::run_experiment(identity_config(100, 10, runs, lr, 1.0));
       const auto big_n = experiments::run_experiment(identity_config(1000, 10, runs, lr, 1.0));
       // The failing runs at (1000, 10) had reached least squares and were thrown off it:
       // every one has loss spikes (a rise of more than 1% in one iteration) in its last 500
-      // iterations; at lr 1e-3, 15 of the 17 were within 1e-6 of the LS loss at iteration
-      // 700 (again +-2).
+      // iterations, and at lr 1e-3 most were within 1e-6 of the LS loss at iteration 700.
       long spiky = 0, had_converged = 0;
       for (const auto& r : big_n) {
         if (*r.error_rate <= 1e-4) continue;
@@ -296,31 +308,39 @@ TEST_SUITE("ch03") {
       }
       CHECK(spiky == runs_above(big_n, 1e-4));
       if (!full) continue;
-      const auto big_d = experiments::run_experiment(identity_config(1000, 100, 10, lr, 1.0));
-      if (lr == 1e-3) {
-        CHECK(std::abs(runs_above(small, 1e-4) - 1) <= 2);
-        CHECK(std::abs(runs_above(big_n, 1e-4) - 17) <= 2);
-        CHECK(std::abs(runs_above(big_d, 1e-4) - 4) <= 2);
-        CHECK(std::abs(had_converged - 15) <= 2);
-      } else {
-        CHECK(std::abs(runs_above(small, 1e-4) - 2) <= 2);
-        CHECK(std::abs(runs_above(big_n, 1e-4) - 30) <= 2);
-        CHECK(std::abs(runs_above(big_d, 1e-4) - 3) <= 2);
-      }
+      failing_big_n.push_back(runs_above(big_n, 1e-4));
+      solution_value("03.4.failing_100x10_" + rate, double(runs_above(small, 1e-4)));
+      solution_value("03.4.failing_1000x10_" + rate, double(failing_big_n.back()));
+      if (lr == 1e-3)
+        CHECK(solution_value("03.4.had_converged_percent_1000x10_" + rate,
+                             100.0 * double(had_converged) / double(failing_big_n.back())) > 50);
+      const auto big_d = experiments::run_experiment(identity_config(1000, 100, runs, lr, 1.0));
+      failing_big_d.push_back(runs_above(big_d, 1e-4));
+      solution_value("03.4.failing_1000x100_" + rate, double(failing_big_d.back()));
     }
+    // The decay the cure uses, eta_t = eta 0.997^(t - 1): the share of eta left at the last
+    // of the 1000 steps.
+    solution_value("03.4.decay_final_share", std::pow(0.997, 999));
+    if (!full) return;
+    // The contrast the page draws: at (1000, 100) the smaller rate leaves far fewer failing
+    // runs (fewer than half), at (1000, 10) no fewer. (The counts themselves depend on the
+    // CPU's rounding; the page gives ranges, checked against these counts.)
+    CHECK(2 * failing_big_d[1] < failing_big_d[0]);
+    CHECK(failing_big_n[1] >= failing_big_n[0]);
   }
 
   // ---- 03.5 -------------------------------------------------------------------------------
 
-  TEST_CASE("solution 03.5: held-out softmax / LS is 4.4, 1.24, 1.39 at n = 125, 250, 500") {
-    // The program's `--normalisation softmax --runs 3 --n N` (d = 10, default seed 1,
-    // 1000 iterations) at N = 125, 250, 500: the sizes a test affords (a softmax step costs
-    // 4 n^2 d flops; N = 4000 takes a minute). N = 250 and 500 are the program's own runs.
-    // Medians of 3 runs of a non-convex training, quoted to 2 digits (125) or 3: 1%.
-    constexpr bool full = !sanitized;
-    const std::vector<Index> ns = full ? std::vector<Index>{125, 250, 500}
+  TEST_CASE("solution 03.5: held-out softmax / LS stays above 1 as n grows") {
+    // The exercise's sweep, the program's `--normalisation softmax --runs 3 --n N` (d = 10,
+    // default seed 1, 1000 iterations) for N = 250, 500, ..., 4000, in the build's solutions
+    // step (a softmax step costs 4 n^2 d flops: N = 4000 takes about a minute); under ctest
+    // N = 125 only.
+    const bool full = book_test::full_solution_run() && !sanitized;
+    const std::vector<Index> ns = full ? std::vector<Index>{250, 500, 1000, 2000, 4000}
                                        : std::vector<Index>{125};
     std::vector<double> medians;
+    double widest_spread = 0;  // of the runs of one n
     for (const Index n : ns) {
       experiments::ExperimentConfig c = identity_config(n, 10, 3, 1e-3, 0.997);
       c.h = Normalisation::softmax;
@@ -330,28 +350,39 @@ TEST_SUITE("ch03") {
         CHECK(r.test_loss > r.ls_test_loss);  // every run, at every n
       }
       medians.push_back(median(ratio));
-    }
-    CHECK(medians[0] == doctest::Approx(4.4).epsilon(0.01));
-    if (full) {
-      CHECK(medians[1] == doctest::Approx(1.24).epsilon(0.01));
-      CHECK(medians[2] == doctest::Approx(1.39).epsilon(0.01));
+      widest_spread = std::max(widest_spread, *std::ranges::max_element(ratio) -
+                                                  *std::ranges::min_element(ratio));
+      if (!full) continue;
+      const std::string at = "_n" + std::to_string(n);
+      solution_value("03.5.median_ratio" + at, medians.back());
+      solution_value("03.5.min_ratio" + at, *std::ranges::min_element(ratio));
+      solution_value("03.5.max_ratio" + at, *std::ranges::max_element(ratio));
     }
     // What a kernel smoother's rate n^(-4/(4+d)) predicts for the excess over LS: from
-    // n = 250 to 4000 (x16) it shrinks by 16^(-2/7) = 0.453 at d = 10; at d = 100,
-    // n^(-1/26), halving it takes 2^26 = 6.7e7 times more data.
-    CHECK(std::pow(16.0, -4.0 / 14.0) == doctest::Approx(0.453).epsilon(0.001));
-    CHECK(std::pow(2.0, 26.0) == doctest::Approx(6.7e7).epsilon(0.01));
+    // n = 250 to 4000 (x16) it shrinks by 16^(-2/7) at d = 10; at d = 100, n^(-1/26),
+    // halving it takes 2^26 times more data.
+    solution_value("03.5.kernel_excess_factor_d10", std::pow(16.0, -4.0 / 14.0));
+    solution_value("03.5.halving_data_factor_d100", std::pow(2.0, 26.0));
+    if (!full) return;
+    // The answer on the page: no approach to 1. The median at n = 4000 is not below the one
+    // at n = 250, so the excess over LS did not shrink as the kernel rate predicts, and the
+    // runs of one n spread further apart than the medians of different n.
+    CHECK(medians.back() >= medians.front());
+    CHECK(widest_spread > *std::ranges::max_element(medians) - *std::ranges::min_element(medians));
+    CHECK(solution_value("03.5.excess_factor_measured",
+                         (medians.back() - 1) / (medians.front() - 1)) >
+          std::pow(16.0, -4.0 / 14.0));
   }
 
   // ---- 03.6 -------------------------------------------------------------------------------
 
-  TEST_CASE("solution 03.6: dropping z_i misses the finite-difference test by 1.76e4 tolerances or more") {
+  TEST_CASE("solution 03.6: dropping z_i misses the finite-difference test by orders of magnitude") {
     // The cases of the chapter's test `the softmax system's gradient equals central finite
     // differences` (test_training.cpp: 7 shapes x seeds 1, 2, 3, drawn the same way). The
     // library's dL/dw_v equals G^T z to rounding (1e-12 relative: sums of at most 150
     // products of O(1) numbers); the broken G^T 1 misses the finite difference (which
-    // equals G^T z to its 1e-8) by at least 1.76e4 times that test's tolerance
-    // 1e-6 (|g| + L) in all 21 cases, and by 98% of the true value in the median case.
+    // equals G^T z to its 1e-8) by far more than that test's tolerance 1e-6 (|g| + L) in
+    // every case, and by O(1) of the true value in the median case.
     const std::vector<Shape> fd_shapes{{1, 1},  {2, 3},  {5, 2},  {7, 4},
                                        {16, 8}, {40, 5}, {150, 3}};
     double min_miss = std::numeric_limits<double>::infinity();
@@ -372,14 +403,14 @@ TEST_SUITE("ch03") {
         const double broken = softmax_dw_v(p, X, Y, true);
         CAPTURE(n);
         CAPTURE(d);
-        CHECK(g.w_v == doctest::Approx(right).epsilon(1e-12));
+        CHECK(g.w_v == doctest::Approx(right).epsilon(1e-12).scale(0));
         min_miss = std::min(min_miss, std::abs(broken - right) / (1e-6 * (std::abs(broken) + L)));
         relative.push_back(std::abs(broken - right) / std::abs(right));
         caught += std::abs(broken - right) > 1e-6 * (std::abs(broken) + L);
       }
-    CHECK(caught == 21);  // every case of the chapter's test
-    // 3 significant digits of the smallest miss (17581), 2 of the median relative error.
-    CHECK(min_miss == doctest::Approx(1.76e4).epsilon(0.003));
-    CHECK(median(relative) == doctest::Approx(0.98).epsilon(0.01));
+    CHECK(caught == int(relative.size()));  // every case of the chapter's test
+    solution_value("03.6.cases", double(relative.size()));
+    CHECK(solution_value("03.6.smallest_miss_in_tolerances", min_miss) > 100);
+    CHECK(solution_value("03.6.median_relative_error", median(relative)) > 0.1);
   }
 }

@@ -81,6 +81,24 @@ class Numbers(unittest.TestCase):
         b = Book("<!--#07:count-->3\n")
         self.assertEqual(b.expected(), "<!--#07:count-->7\n")
 
+    def test_worked_solutions_read_the_solution_tests_numbers(self):
+        b = Book("slope <!--#sol:07.2.slope .2f-->-0.70, below <!--#sol:07.2.error <-->1e-10\n")
+        os.makedirs(os.path.join(b.out, "solutions"))
+        with self.assertRaises(pages.PageError):  # not computed yet: build first
+            b.expected()
+        b.write("out/solutions/07-demo.json", json.dumps({"07.2.slope": -0.8249,
+                                                          "07.2.error": 2e-12}))
+        self.assertEqual(b.expected(), "slope <!--#sol:07.2.slope .2f-->-0.82, below "
+                                       "<!--#sol:07.2.error <-->1e-10\n")
+        self.assertEqual(b.check(), 1)
+        pages.main(["pages.py", "sync", b.root, b.out])
+        self.assertEqual(b.check(), 0)
+        b.write("out/solutions/07-demo.json", json.dumps({"07.2.slope": -0.8249,
+                                                          "07.2.error": 2e-9}))
+        self.assertEqual(b.check(), 1)  # the bound no longer holds
+        with self.assertRaises(pages.PageError):
+            Book("<!--#sol:07.2.other-->1\n", results={}).expected()
+
     def test_bounds_are_checked_not_written(self):
         b = Book("below <!--#residual <-->1e-15, above <!--#count >-->5\n")
         self.assertEqual(b.expected(), pages.read(b.readme))
