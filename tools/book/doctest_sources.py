@@ -44,17 +44,6 @@ def test_locations(root):
     return where
 
 
-def test_bodies(root):
-    """{test name: its source text, up to the next TEST_CASE} for the chapters' tests."""
-    bodies = {}
-    for path in test_files(root, lib=False):
-        text = _read(path)
-        found = list(TEST_CASE.finditer(text))
-        for m, after in zip(found, found[1:] + [None]):
-            bodies.setdefault(case_name(m), text[m.end():after.start() if after else len(text)])
-    return bodies
-
-
 # doctest::Approx(x).epsilon(e) compares |a - x| < e (scale + max(|a|, |x|)) with scale 1:
 # for |x| < 1 that is an absolute tolerance of about e, far looser than e relative (a number of
 # 1e-5 "checked to 1e-3" cannot fail). .scale(0) makes it relative.

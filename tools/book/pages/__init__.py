@@ -8,7 +8,7 @@ and its passes.
     links.py         the links check of a chapter page (part of check)
     site.py          the Doxygen input filter (python -m book.pages.site [--out DIR] FILE)
     fix_html.py      the fixes of Doxygen's HTML the filter prepared (site.py --fix-html DIR)
-    cited.py         every cited test exists, checked answers (python -m book.pages.cited ROOT)
+    cited.py         every cited test exists, solution tests relative (python -m book.pages.cited ROOT)
     search_index.py  the site's search data (python -m book.pages.search_index HTML_DIR)
     sources.py       the site's pages of the source files (python -m book.pages sources ROOT HTML
                      --reader|--instructor); the reader's site is made from the student copy

@@ -40,10 +40,6 @@ MARKERS = {
     "number": Marker(re.compile(r"<!--#([\w:.-]+)(?:[ \t]+(\S*?))?[ \t]*-->"),
                      "the number after it is results.json's KEY (sol:NN.M.KEY: a worked "
                      "solution's number, from chapter NN's solution tests), in FORMAT (inline)"),
-    "checked": Marker(re.compile(r"<!--checked-->\$?(-?\d+(?:\.\d+)?(?:e[-+]?\d+|[ \t]*\\times"
-                                 r"[ \t]*10\^\{-?\d+\})?)(%?)"),
-                      "the number after it is a literal of a test cited in its paragraph "
-                      "(inline)"),
     "citation": Marker(re.compile(r"\bTests?:"),
                        "the backticked names after it (paragraph, or the list that follows) "
                        "are doctest TEST_CASEs (inline)"),
