@@ -28,7 +28,7 @@ GRADE_PACKAGES = ("cmake", "ninja-build", "g++", "ccache", "libeigen3-dev", "doc
 # npm installs axe-core, the accessibility engine of the page test (tests/site/package.json).
 # python3-jsonschema checks grades against Gradescope's results spec (tests/platforms.py).
 # qemu-user runs the grading binaries on a CPU without AVX-512 (tests/test_portable.py);
-# python3-tomli is what grading reads points.toml with on Python 3.10 (tests/test_homework.py).
+# python3-tomli is what grading reads chapters/exercises.toml with on Python 3.10 (tests/test_homework.py).
 TEST_PACKAGES = ("npm", "python3-jsonschema", "qemu-user", "python3-tomli")
 # The peers of the benchmarks (bench/peers/): PyTorch and NumPy on OpenBLAS, the BLAS a user has.
 BENCH_PACKAGES = ("python3-torch", "python3-numpy", "libopenblas0-pthread")

@@ -1,7 +1,7 @@
 """./book grade and ./book check: build a student copy's tests (with the hidden tests from the
 instructor's copy, or in the autograder's bundle), run each exercise's tests, and score them:
-points per test case (tests/points.toml), feedback for a failed public test, the compiler's
-message for a file that does not compile."""
+each exercise's points split over its tests (chapters/exercises.toml, book.homework.course),
+feedback for a failed public test, the compiler's message for a file that does not compile."""
 import glob
 import os
 import re
@@ -15,6 +15,8 @@ from book.homework.run_tests import (TIME_LIMIT_S, graded_tests, keep_from_tests
                                      open_to_tests, run_tests, unreachable_for_others)
 from book.homework.markers import (MARKER_FILE, book_files, hidden_test_names, is_student_copy,
                                    load_marker, read_text, scan)
+from book.homework.course import (EXERCISES_FILE, HIDDEN_EXERCISES_FILE, claim_of,
+                                  load_exercises, test_points, weight_errors)
 from book.homework.staging import check_out_path, sync_tree, write_atomically
 from book.homework.student_copy import release_files
 
@@ -59,42 +61,6 @@ def hidden_restored(student_root, instructor_root):
         with open(os.path.join(path, rel), "rb") as f:
             content[rel] = f.read()
     return content
-
-
-POINTS_FILE = os.path.join("tests", "points.toml")
-
-
-def load_points(root):
-    """(default points, {test name: points}) from tests/points.toml, the one place where an
-    instructor sets what each test case of an exercise is worth."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10 (Ubuntu 22.04, Gradescope's default image)
-        import tomli as tomllib
-    path = os.path.join(root, POINTS_FILE)
-    if not os.path.isfile(path):
-        return 1.0, {}
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise UsageError(f"{POINTS_FILE}: not readable TOML ({e})")
-    def points(key, v):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1000:
-            raise UsageError(f"{POINTS_FILE}: {key} = {v!r}; points are numbers in [0, 1000]")
-        return float(v)
-    unknown = set(data) - {"default", "tests"}
-    if unknown:
-        raise UsageError(f"{POINTS_FILE}: unknown key {sorted(unknown)[0]!r} (keys: default, "
-                         "[tests])")
-    return (points("default", data.get("default", 1)),
-            {name: points(repr(name), v) for name, v in data.get("tests", {}).items()})
-
-
-
-def claim_of(test_name):
-    """A ctest name without its binary's prefix ("03:" or "03: "): the claim it checks."""
-    return re.sub(r"^[\w-]+:\s?", "", test_name)
 
 
 def failure_feedback(output, root):
@@ -206,12 +172,13 @@ def is_graded(name, hidden):
 
 def hidden_artifacts(src, build):
     """What holds the hidden tests' text or names in a grading tree: the hidden/ sources, the
-    hidden tests' binaries with their objects and test lists, and the marker file (it lists
-    the hidden tests' names)."""
+    hidden tests' binaries with their objects and test lists, the marker file and the full
+    exercises.toml (both name hidden tests)."""
     return (glob.glob(os.path.join(src, "chapters", "*", "hidden"))
             + glob.glob(os.path.join(build, "chapters", "*-hidden*"))
             + glob.glob(os.path.join(build, "chapters", "CMakeFiles", "*-hidden*"))
-            + [p for p in [os.path.join(src, MARKER_FILE)] if os.path.exists(p)])
+            + [p for p in [os.path.join(src, MARKER_FILE),
+                           os.path.join(src, HIDDEN_EXERCISES_FILE)] if os.path.exists(p)])
 
 
 def run_graded_tests(src, build, tests, jobs, log, time_limit, user, also_hidden=()):
@@ -238,7 +205,7 @@ def run_graded_tests(src, build, tests, jobs, log, time_limit, user, also_hidden
     return results
 
 
-def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, book_root=None,
+def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None,
               time_limit=TIME_LIMIT_S, user=None, also_hidden=()):
     """Builds the tests of `exercises` in `build`, runs them (book.homework.run_tests: each
     under a time and output limit, passed only on doctest's own report; the public tests
@@ -249,7 +216,7 @@ def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, boo
     the user student code runs as; `also_hidden`: more paths it must not read (the
     autograder's hidden-tests/)."""
     t0 = time.monotonic()
-    default, points = load_points(book_root or src)
+    table = graded_table(src, exercises)
     ids = [e["id"] for e in exercises]
     rc = build_tests(build, targets_for(build, ids, src), log, jobs)
     message, broken = "", []
@@ -281,11 +248,15 @@ def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, boo
     for e in exercises:
         names = sorted(n for n, labs in labels.items()
                        if exercise_of(labs) == e["id"] and is_graded(n, hidden))
+        errors = weight_errors({e["id"]: table[e["id"]]}, lambda _: names)
+        if errors and rc == 0:
+            raise UsageError("\n".join(errors))
+        points = test_points(table[e["id"]], names)
         for n in names:
             status, output = results.get(n, ("failed", ""))
             ok = status == "passed" and e["id"] not in broken
             is_hidden = claim_of(n) in hidden
-            max_points = points.get(HIDDEN_BINARY.sub(r"\1:", n), default)
+            max_points = points[n]
             feedback = "" if ok or is_hidden else (
                 "did not compile or link:\n" + message if e["id"] in broken or rc != 0
                 else failure_feedback(output, src))
@@ -306,18 +277,30 @@ def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, boo
             "exercises": rows, "tests": tests}
 
 
+def graded_table(root, exercises):
+    """The exercises.toml entries of the autograded `exercises` (a UsageError when one has
+    none or the file has an error)."""
+    table = load_exercises(root)
+    missing = [e["id"] for e in exercises if e["id"] not in table]
+    if missing:
+        raise UsageError(f"{EXERCISES_FILE}: exercise {missing[0]} has no entry (its title, "
+                         "kind, points and minutes)")
+    return table
+
+
 def print_table(run, hidden, out=sys.stdout):
-    print(f"\nExercises ({'with' if hidden else 'without'} the hidden tests); points per "
-          f"test case from {POINTS_FILE}:", file=out)
+    print(f"\nExercises ({'with' if hidden else 'without'} the hidden tests); each exercise's "
+          f"points ({EXERCISES_FILE}) split over its tests:", file=out)
     print(f"  {'exercise':<9}{'function (file)':<62}{'tests':>9}  {'points':>11}  status",
           file=out)
     for r in run["exercises"]:
         where = "; ".join(f"{f['function']} ({f['file']})" for f in r["functions"])
         print(f"  {r['id']:<9}{where:<62}{r['passed']:>4} / {r['tests']:<3} "
-              f"{r['points']:>5g} / {r['max_points']:<5g} {r['status']}", file=out)
+              f"{round(r['points'], 2):>5g} / {round(r['max_points'], 2):<5g} {r['status']}",
+              file=out)
     got = sum(r["points"] for r in run["exercises"])
     top = sum(r["max_points"] for r in run["exercises"])
-    print(f"  total {got:g} of {top:g} points", file=out)
+    print(f"  total {round(got, 2):g} of {round(top, 2):g} points", file=out)
     if not run["build_ok"]:
         print("\nThe build failed:\n" + run["build_message"], file=out)
 
@@ -392,7 +375,7 @@ def cmd_grade(args):
             old_csv(os.path.abspath(args.out))
     student = args.student if args.student is not None else os.path.basename(ROOT)
     check_student_id(student)
-    load_points(ROOT)
+    graded_table(args.instructor and inst or ROOT, exercises)
     if args.check_only:
         return 0
     if args.instructor:
@@ -423,8 +406,7 @@ def cmd_grade(args):
         return 1
     say(f"building the tests ({'hidden tests restored from ' + inst if args.instructor else 'the student copy'}; log: {log})")
     result = grade_run(src, build, exercises, hidden, student, args.jobs, log,
-                       stubs=marker.get("stubs"),
-                       book_root=ROOT, time_limit=args.time_limit)
+                       stubs=marker.get("stubs"), time_limit=args.time_limit)
     if result["build_ok"]:
         say("ran the exercises' tests")
     emit(result, args.format, args.out and os.path.abspath(args.out), bool(args.instructor))
