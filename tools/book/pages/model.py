@@ -43,6 +43,15 @@ MARKERS = {
                                  r"[ \t]*10\^\{-?\d+\})?)(%?)"),
                       "the number after it is a literal of a test cited in its paragraph "
                       "(inline)"),
+    "exercise": Marker(re.compile(r"^(\d+\.[ \t]+)\*\*(\d\d\.\d+)[ \t].*?<!--exercise-->"),
+                       "ends the head of an exercise's item in a chapter's Exercises list: its "
+                       "bold id and title, kind, points and minutes, written by sync from "
+                       "chapters/exercises.toml (book.pages.exercises)"),
+    "exercise_table_begin": Marker(re.compile(r"^<!-- exercises:begin -->[ \t]*$"),
+                                   "opens the table of every exercise, written by sync from "
+                                   "chapters/exercises.toml"),
+    "exercise_table_end": Marker(re.compile(r"^<!-- exercises:end -->[ \t]*$"),
+                                 "closes that table"),
     "citation": Marker(re.compile(r"\bTests?:"),
                        "the backticked names after it (paragraph, or the list that follows) "
                        "are doctest TEST_CASEs (inline)"),
