@@ -93,8 +93,9 @@ def load_exercises(root, path=None):
             errors.append(f"{where}: weights is a table (test name = weight)")
             weights = {}
         for name, w in weights.items():
-            if not _number(w) or not 0 < w <= 1000:
-                errors.append(f"{where}.weights: {name!r} = {w!r}; a weight is a number > 0")
+            if not _number(w) or not 0 <= w <= 1000:
+                errors.append(f"{where}.weights: {name!r} = {w!r}; a weight is a number >= 0 "
+                              "(0: the test does not count)")
         table[i] = dict(e, id=i, weights=weights)
     if errors:
         raise UsageError("\n".join(errors))
@@ -121,7 +122,7 @@ def test_points(exercise, names):
     (largest remainders), so that every format's per-test scores sum to its total."""
     by_claim = {claim_of(k): w for k, w in exercise["weights"].items()}
     weights = {n: by_claim.get(claim_of(n), 1) for n in names}
-    total = sum(weights.values())
+    total = sum(weights.values()) or 1  # (every test weighed 0: none counts)
     cents = round(exercise["points"] * 100)
     exact = {n: cents * w / total for n, w in weights.items()}
     share = {n: int(x) for n, x in exact.items()}
