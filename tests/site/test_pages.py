@@ -218,7 +218,7 @@ class Exercises(unittest.TestCase):
         b = self.book("1. **07.1 A derivation** (x).<!--exercise--> a\n"
                       "2. **07.2 An experiment** (x).<!--exercise--> b\n")
         b.write("chapters/07-demo/solutions.md", "# Solutions\n\n## 07.1 A derivation "
-                "(derive and verify)\n\nText.\n")
+                "(derive and verify)\n\nText.\n\n**Rubric (6 points).**\n\n- 6 points: all.\n")
         os.makedirs(os.path.join(b.root, "docs"))
         b.write("docs/instructors.md", "# Instructors\n\n<!-- exercises:begin -->\n"
                 "<!-- exercises:end -->\n")
@@ -229,6 +229,51 @@ class Exercises(unittest.TestCase):
         self.assertIn("| 07.2 | An experiment | explore | 4.5 | 20 | by hand (rubric) |", table)
         self.assertIn("| all | 2 exercises | | 10.5 | 65 | 0 points autograded |", table)
         self.assertEqual(b.check(), 0)
+
+
+class Rubrics(unittest.TestCase):
+    """Every hand-graded exercise's worked solution has one rubric for its points, whose items
+    add up to them; an autograded one has none."""
+
+    RUBRIC = ("**Rubric (4.5 points).** What earns what.\n\n- 2 points: the prediction.\n"
+              "- 2.5 points: the measurement,\n  explained.\n")
+
+    def problems(self, section_07_2, autograded=False):
+        b = Exercises.book(None, "1. **07.1 A derivation** (x).<!--exercise--> a\n"
+                                 "2. **07.2 An experiment** (x).<!--exercise--> b\n")
+        b.write("chapters/07-demo/solutions.md",
+                "# Solutions\n\n## 07.1 A derivation (implement and derive)\n\n"
+                "**Rubric (6 points).**\n\n- 6 points: all of it.\n\n"
+                "## 07.2 An experiment (explore)\n\nText.\n\n" + section_07_2)
+        if autograded:
+            os.makedirs(os.path.join(b.root, "code"))
+            b.write("code/x.cpp", "int f() {\n  // BEGIN SOLUTION 07.2\n  return 1;\n"
+                    "  // END SOLUTION\n}\n")
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            pages.main(["pages.py", "sync", b.root, b.out])
+        return err.getvalue()
+
+    def test_a_good_rubric_passes(self):
+        self.assertEqual(self.problems(self.RUBRIC), "")
+
+    def test_wrong_rubrics_fail_with_one_line(self):
+        for section, says in [
+                ("", "07.2 (hand-graded) has 0 rubrics"),
+                (self.RUBRIC + "\n" + self.RUBRIC, "07.2 (hand-graded) has 2 rubrics"),
+                (self.RUBRIC.replace("(4.5 points)", "(5 points)"),
+                 "the rubric of 07.2 is for 5 points; chapters/exercises.toml gives it 4.5"),
+                (self.RUBRIC.replace("2.5 points", "3 points"),
+                 "the items of 07.2's rubric add up to 5 points, not 4.5"),
+                (self.RUBRIC.replace("- 2 points:", "- two points:"),
+                 "a rubric item of 07.2 starts"),]:
+            got = self.problems(section)
+            self.assertIn(says, got)
+            self.assertEqual(len(got.strip().splitlines()), 1, got)
+
+    def test_an_autograded_exercise_has_no_rubric(self):
+        self.assertIn("07.2 is autograded", self.problems(self.RUBRIC, autograded=True))
+        self.assertEqual(self.problems("", autograded=True), "")
 
 
 class Links(unittest.TestCase):

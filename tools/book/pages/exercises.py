@@ -82,11 +82,13 @@ def chapter_heads(root, slug, page, lines):
 
 
 def solution_headings(root, page, lines):
-    """Rewrites each worked solution's heading: "## NN.M Title (kind)"."""
+    """Rewrites each worked solution's heading, "## NN.M Title (kind)", and checks its rubric
+    (rubric_problem)."""
     from ..homework.course import kind_text
-    table = _table(root)
-    for h in page.headings:
-        m = SOLUTION_HEADING.match(lines[h.line]) if h.level == 2 else None
+    table, auto = _table(root), autograded(root)
+    level2 = [h for h in page.headings if h.level == 2] + [None]
+    for h, following in zip(level2, level2[1:]):
+        m = SOLUTION_HEADING.match(lines[h.line])
         if not m:
             continue
         e = table.get(m.group(1))
@@ -94,6 +96,49 @@ def solution_headings(root, page, lines):
             raise PageError(f"line {h.line + 1}: exercise {m.group(1)} is not in "
                             "chapters/exercises.toml")
         lines[h.line] = f"## {e['id']} {e['title']} ({kind_text(e['kind'])})"
+        end = following.line if following else len(lines)
+        problem = rubric_problem(e, e["id"] in auto, page, h.line + 1, end)
+        if problem:
+            raise PageError(problem)
+
+
+RUBRIC = re.compile(r"^\*\*Rubric \((\d+(?:\.\d+)?) points?\)\.\*\*")
+RUBRIC_ITEM = re.compile(r"^- (\d+(?:\.\d+)?) points?:")
+
+
+def rubric_problem(e, is_autograded, page, first, end):
+    """What is wrong with the rubric in lines [first, end) of a worked solution, or None. A
+    hand-graded exercise has exactly one: a paragraph starting **Rubric (N points).**, N its
+    points in chapters/exercises.toml, then a list whose items start "- k points:" and add up
+    to N. An autograded one has none (its tests give its points)."""
+    found = [i for i in range(first, end) if not page.in_fence(i) and
+             RUBRIC.match(page.lines[i])]
+    if is_autograded:
+        return (f"line {found[0] + 1}: exercise {e['id']} is autograded (its tests give its "
+                "points); it has no rubric") if found else None
+    if len(found) != 1:
+        return (f"exercise {e['id']} (hand-graded) has {len(found)} rubrics; it needs one: a "
+                "paragraph **Rubric (N points).** and a list of \"- k points: ...\"")
+    i = found[0]
+    said = float(RUBRIC.match(page.lines[i]).group(1))
+    while i < end and not page.lines[i].startswith("- "):  # the rest of the paragraph
+        i += 1
+    items = []
+    while i < end and (page.lines[i].startswith("- ") or page.lines[i].startswith("  ")):
+        if page.lines[i].startswith("- "):
+            m = RUBRIC_ITEM.match(page.lines[i])
+            if not m:
+                return (f"line {i + 1}: a rubric item of {e['id']} starts \"- k points:\" "
+                        f"({page.lines[i][:40]!r})")
+            items.append(float(m.group(1)))
+        i += 1
+    if said != e["points"]:
+        return (f"line {found[0] + 1}: the rubric of {e['id']} is for {said:g} points; "
+                f"chapters/exercises.toml gives it {e['points']:g}")
+    if not items or abs(sum(items) - said) > 1e-9:
+        return (f"line {found[0] + 1}: the items of {e['id']}'s rubric add up to "
+                f"{sum(items):g} points, not {said:g}")
+    return None
 
 
 def exercise_table(root):
