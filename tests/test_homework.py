@@ -136,6 +136,9 @@ def main():
         answer = exercises["03.1"]["functions"][0]["file"]
         with open(os.path.join(a, answer), "a") as f:
             f.write("\n// the student's answer\n")
+        handin = os.path.join("chapters", "01-self-attention", "test_handin.cpp")
+        with open(os.path.join(a, handin), "a") as f:
+            f.write("\n// the student's hand-in\n")
         restored = hidden_restored(a, ROOT)
         for rel, (text, regions) in files.items():
             if any(r.kind == "hidden" for r in regions):
@@ -147,6 +150,8 @@ def main():
               f"grading ignores the student's edits to {', '.join(harness)}")
         check(restored[answer].endswith(b"// the student's answer\n"),
               f"grading takes the student's {answer}")
+        check(restored[handin].endswith(b"// the student's hand-in\n"),
+              f"grading --instructor takes the student's hand-in code ({handin})")
 
         # Bad input: exit 2, one line, nothing written.
         stamp = os.path.join(a, "README.md")
@@ -310,7 +315,7 @@ def exercise_points():
             one_line_exit_2(r, f"{EXERCISES_FILE} with {bad.splitlines()[0]} ...")
             check(says in r.stderr, f"... says {says!r}")
         with open(path, "w") as f:
-            f.write(good.replace('["01.6"]', '["01.7"]'))
+            f.write(good.replace('"01.6"', '"01.7"'))
         r = book(a, "grade", "--check-only")
         one_line_exit_2(r, f"{EXERCISES_FILE} without 01.6 (autograded)")
 

@@ -129,12 +129,16 @@ LIBRARY_TESTS = {"test-lib": "tests", "test-harness": "tests", "test-live": "tes
 
 
 def build_targets(root=ROOT):
-    """Every test binary (a grading tree's hidden tests' too) and chapter program (what the
-    exercises' tests need; no site)."""
+    """Every test binary (a grading tree's hidden tests' and the students' hand-in code's too:
+    a test binary not built leaves a failing placeholder test in ctest) and chapter program
+    (what the exercises' tests need; no site)."""
     nn = chapter_numbers(root)
     hidden = [f"test-{n}-hidden" for n in nn
               if glob.glob(os.path.join(root, "chapters", f"{n}-*", "hidden", "test*.cpp"))]
-    return list(LIBRARY_TESTS) + [f"test-{n}" for n in nn] + hidden + [f"ch{n}" for n in nn]
+    handin = [f"test-{n}-handin" for n in nn
+              if glob.glob(os.path.join(root, "chapters", f"{n}-*", "test_handin.cpp"))]
+    return (list(LIBRARY_TESTS) + [f"test-{n}" for n in nn] + hidden + handin
+            + [f"ch{n}" for n in nn])
 
 
 # ---- a build tree of a copy of the book (validate's, a grader's, an autograder's) ---------------

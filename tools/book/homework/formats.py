@@ -12,6 +12,9 @@ Everything here is a pure function of one grading run, `run`, a dict:
   tests                  [{exercise, name, claim, passed, hidden, points, max_points,
                            feedback}] — feedback is empty for hidden tests: they show
                            pass or fail and their claim, never an expression or a value
+  handin                 [{chapter, file, compiled, message, tests: [{name, claim, passed,
+                           feedback}]}]: the hand-in code of each chapter that has some
+                           (./book grade only), graded by hand: no points, in no total
 
 Points come from chapters/exercises.toml (book.homework.course): an exercise's points are split
 over its tests by weight, in hundredths that add up to them; a test case is worth its share
@@ -185,7 +188,8 @@ def book_json(run):
             "tests": [{k: t[k] for k in ("exercise", "name", "passed", "hidden", "points",
                                          "max_points")}
                       | {"feedback": "" if t["hidden"] else t["feedback"]}
-                      for t in run["tests"]]}
+                      for t in run["tests"]],
+            "handin": run.get("handin", [])}
 
 
 FORMATS = ("table", "json", "gradescope", "prairielearn", "github-classroom", "csv")

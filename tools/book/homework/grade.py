@@ -13,6 +13,7 @@ from book.build import (LEAN_BUILD, LIBRARY_TESTS, ROOT, build_targets,
 from book.homework import UsageError, formats
 from book.homework.run_tests import (TIME_LIMIT_S, graded_tests, keep_from_tests, let_tests_run,
                                      open_to_tests, run_tests, unreachable_for_others)
+from book.doctest_sources import test_case_names
 from book.homework.markers import (MARKER_FILE, book_files, hidden_test_names, is_student_copy,
                                    load_marker, read_text, scan)
 from book.homework.course import (EXERCISES_FILE, HIDDEN_EXERCISES_FILE, claim_of,
@@ -27,7 +28,7 @@ def targets_for(build, ids, src):
     test list of a binary exists only once it is built), except hidden tests' binaries that
     came later (a PrairieLearn image is built without them: --hidden-tests): of those, only
     the chapters of `ids` are built (exercise NN.M's hidden tests are chapter NN's)."""
-    every = build_targets(src)
+    every = [t for t in build_targets(src) if not t.endswith("-handin")]  # (grade_handin's)
     missing = [t for t in every if not os.path.isfile(os.path.join(
         build, LIBRARY_TESTS.get(t) or ("bin" if t.startswith("ch") else "chapters"), t))]
     if any(not t.endswith("-hidden") for t in missing):
@@ -44,13 +45,15 @@ def targets_for(build, ids, src):
 def hidden_restored(student_root, instructor_root):
     """{rel: bytes} of the tree graded with --instructor: the instructor's autograder copy
     (every file, hidden tests kept, solutions stubbed) with only the exercises' files (the
-    functions students write) taken from the student's copy. Tests, doctest_main.cpp, CMake
+    functions students write) and the hand-in files (HANDIN_FILE) taken from the student's
+    copy. Tests, doctest_main.cpp, CMake
     files and the tooling are the instructor's: a student's edit to any of them does not
     count."""
     content, files, exercises = release_files(instructor_root, keep_hidden=True)
     if not any(r.kind == "hidden" for _, regions in files.values() for r in regions):
         raise UsageError(f"--instructor {instructor_root}: has no hidden tests")
     graded = {f["file"] for e in exercises.values() for f in e["functions"]}
+    graded |= {rel for rel in content if HANDIN_FILE.fullmatch(rel)}
     for rel, data in content.items():
         if rel in graded and os.path.isfile(os.path.join(student_root, rel)):
             path = student_root
@@ -206,7 +209,7 @@ def run_graded_tests(src, build, tests, jobs, log, time_limit, user, also_hidden
 
 
 def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None,
-              time_limit=TIME_LIMIT_S, user=None, also_hidden=()):
+              time_limit=TIME_LIMIT_S, user=None, also_hidden=(), handin=False):
     """Builds the tests of `exercises` in `build`, runs them (book.homework.run_tests: each
     under a time and output limit, passed only on doctest's own report; the public tests
     first, then the hidden ones: run_graded_tests), and returns the grading run that
@@ -214,7 +217,8 @@ def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None,
     that does not compile is replaced by its stub, so that the other exercises are still
     graded; its exercises score 0 with the compiler's message. `user` (run_tests.test_user):
     the user student code runs as; `also_hidden`: more paths it must not read (the
-    autograder's hidden-tests/)."""
+    autograder's hidden-tests/). `handin`: the students' hand-in code is built and run too,
+    after the graded tests (grade_handin)."""
     t0 = time.monotonic()
     table = graded_table(src, exercises)
     ids = [e["id"] for e in exercises]
@@ -274,7 +278,42 @@ def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None,
     return {"book": "Attention, Verified", "student": student,
             "elapsed": time.monotonic() - t0, "build_ok": rc == 0,
             "build_message": message, "broken_exercises": broken,
-            "exercises": rows, "tests": tests}
+            "exercises": rows, "tests": tests,
+            "handin": grade_handin(src, build, jobs, log, time_limit) if handin else []}
+
+
+# A chapter's hand-in file: the code and tests that hand-graded exercises ask for.
+HANDIN_FILE = re.compile(r"chapters/(\d\d)-[^/]+/test_handin\.cpp")
+
+
+def grade_handin(src, build, jobs, log, time_limit=TIME_LIMIT_S):
+    """The hand-in code of each chapter whose file holds a test case: built apart (its binary
+    test-NN-handin: code that does not compile costs no graded test), its tests run under the
+    same limits. Graded by hand with the exercises' rubrics, so it earns no points here:
+    [{chapter, file, compiled, message, tests: [{name, claim, passed, feedback}]}]."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(src, "chapters", "*", "test_handin.cpp"))):
+        rel = os.path.relpath(path, src).replace(os.sep, "/")
+        m = HANDIN_FILE.fullmatch(rel)
+        if not m or not test_case_names(read_text(path)):
+            continue
+        nn = m.group(1)
+        chapter_log = os.path.join(os.path.dirname(log), f"handin-{nn}.log")
+        open(chapter_log, "w").close()
+        say(f"building the hand-in code of chapter {nn} ({rel}; log: {chapter_log})")
+        rc = build_tests(build, [f"test-{nn}-handin"], chapter_log, jobs)
+        entry = {"chapter": nn, "file": rel, "compiled": rc == 0, "message": "", "tests": []}
+        if rc != 0:
+            entry["message"] = compiler_message(chapter_log, src)[0]
+        else:
+            mine = [t for t in graded_tests(build, "^handin$")
+                    if t["name"].startswith(f"{nn}-handin:")]
+            results = run_tests(mine, jobs, log=chapter_log, time_limit=time_limit)
+            entry["tests"] = [{"name": n, "claim": claim_of(n), "passed": st == "passed",
+                               "feedback": "" if st == "passed" else failure_feedback(out, src)}
+                              for n, (st, out) in sorted(results.items())]
+        found.append(entry)
+    return found
 
 
 def graded_table(root, exercises):
@@ -303,6 +342,15 @@ def print_table(run, hidden, out=sys.stdout):
     print(f"  total {round(got, 2):g} of {round(top, 2):g} points", file=out)
     if not run["build_ok"]:
         print("\nThe build failed:\n" + run["build_message"], file=out)
+    for h in run.get("handin", []):
+        passed = sum(t["passed"] for t in h["tests"])
+        print(f"\nHand-in code of chapter {h['chapter']} ({h['file']}; graded by hand, no "
+              "points here): " + (f"{passed} of {len(h['tests'])} tests pass" if h["compiled"]
+                                  else "does not compile"), file=out)
+        for t in h["tests"]:
+            print(f"  {'PASS' if t['passed'] else 'FAIL'}  {t['claim']}", file=out)
+        if not h["compiled"]:
+            print(h["message"], file=out)
 
 
 
@@ -406,7 +454,7 @@ def cmd_grade(args):
         return 1
     say(f"building the tests ({'hidden tests restored from ' + inst if args.instructor else 'the student copy'}; log: {log})")
     result = grade_run(src, build, exercises, hidden, student, args.jobs, log,
-                       stubs=marker.get("stubs"), time_limit=args.time_limit)
+                       stubs=marker.get("stubs"), time_limit=args.time_limit, handin=True)
     if result["build_ok"]:
         say("ran the exercises' tests")
     emit(result, args.format, args.out and os.path.abspath(args.out), bool(args.instructor))
