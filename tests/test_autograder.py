@@ -294,7 +294,7 @@ def main():
                 odd = [t for t in mine if t[score] != 0 or t in shown and says not in t["output"]]
                 check(mine and not odd,
                       f"{platform}: {exercise} ({statement[:30]}...) scores 0 of "
-                      f"{sum(full[t['name']] for t in mine)}, each public test saying '{says}'"
+                      f"{round(sum(full[t['name']] for t in mine), 4):g}, each public test saying '{says}'"
                       + "".join(f"\n     {t['name']}: {t[score]}, {t['output'][:300]!r}"
                                 for t in odd[:3]))
             others = [t for t in doc["tests"] if exercise_of(t["name"]) not in planted]
