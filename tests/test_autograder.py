@@ -40,6 +40,7 @@ import time
 
 import platforms
 from book.build import ROOT
+from book.homework.course import EXERCISES_FILE, load_exercises
 from book.homework.leak_test import distinctive_lines, leaks
 from book.homework.markers import hidden_test_names, scan
 
@@ -226,10 +227,12 @@ def main():
             return 1
         check(not platforms.gradescope_problems(doc),
               f"Gradescope accepts it ({platforms.gradescope_problems(doc)[:3]})")
-        top = sum(t["max_score"] for t in doc["tests"])
-        check(doc["score"] == top and top > 0 and
+        top = round(sum(t["max_score"] for t in doc["tests"]), 4)
+        want = sum(e["points"] for i, e in load_exercises(ROOT).items() if i in exercises)
+        check(doc["score"] == top == want and top > 0 and
               all(t["score"] == t["max_score"] for t in doc["tests"]),
-              f"the solutions score full marks ({doc['score']} of {top})")
+              f"the solutions score full marks ({doc['score']} of {top}; "
+              f"{EXERCISES_FILE} gives {want})")
         ids = {exercise_of(t["name"]) for t in doc["tests"]}
         check(ids == set(exercises), f"every exercise is graded ({sorted(ids)})")
         full = {t["name"]: t["max_score"] for t in doc["tests"]}
@@ -291,7 +294,7 @@ def main():
                 odd = [t for t in mine if t[score] != 0 or t in shown and says not in t["output"]]
                 check(mine and not odd,
                       f"{platform}: {exercise} ({statement[:30]}...) scores 0 of "
-                      f"{sum(full[t['name']] for t in mine)}, each public test saying '{says}'"
+                      f"{round(sum(full[t['name']] for t in mine), 4):g}, each public test saying '{says}'"
                       + "".join(f"\n     {t['name']}: {t[score]}, {t['output'][:300]!r}"
                                 for t in odd[:3]))
             others = [t for t in doc["tests"] if exercise_of(t["name"]) not in planted]
@@ -332,7 +335,7 @@ def main():
               "#include <iterator>\n")
         harness = {"tests/doctest_main.cpp": "int main() { return 0; }\n",
                    "chapters/CMakeLists.txt": "this is not CMake\n",
-                   "tests/points.toml": "default = 1000\n",
+                   "chapters/exercises.toml": '["03.1"]\npoints = 1000\n',
                    "chapters/03-least-squares/test_exercises.cpp": "// no tests\n"}
         for rel, text in harness.items():
             os.makedirs(os.path.dirname(os.path.join(sneaky, rel)), exist_ok=True)
@@ -347,8 +350,8 @@ def main():
             return 1
         units = [t for t in doc["tests"] if exercise_of(t["name"]) == "04.6"]
         check(units and all(t["score"] == 0 for t in units) and
-              sum(t["max_score"] for t in units) == sum(v for n, v in full.items()
-                                                       if exercise_of(n) == "04.6") and
+              round(sum(t["max_score"] for t in units), 4) == round(sum(
+                  v for n, v in full.items() if exercise_of(n) == "04.6"), 4) and
               any("unit_factor.cpp" in t["output"] and "error" in t["output"] for t in units),
               "the exercise whose file does not compile scores 0 of its real maximum, with "
               "the compiler's message")

@@ -11,7 +11,9 @@ seconds).
   points per test case, hidden tests reduced to their claim, a failed test's feedback;
 - hidden tests are restored from the instructor's copy exactly;
 - the grading path runs on Ubuntu 22.04's Python 3.10 (Gradescope's default image): its
-  modules parse as 3.10 and points.toml is read with tomli when tomllib is missing.
+  modules parse as 3.10 and chapters/exercises.toml is read with tomli when tomllib is missing;
+- chapters/exercises.toml: an exercise's points split over its tests by weight; each error in
+  the file one line from ./book grade.
 """
 import filecmp
 import json
@@ -24,8 +26,9 @@ import time
 from book import pages
 from book.build import ROOT, chapter_numbers
 from book.homework import UsageError, formats
-from book.homework.grade import (POINTS_FILE, claim_of, exercise_of, failure_feedback,
-                                 hidden_restored, is_graded, load_points)
+from book.homework.course import (EXERCISES_FILE, claim_of, load_exercises, test_points,
+                                  weight_errors)
+from book.homework.grade import exercise_of, failure_feedback, hidden_restored, is_graded
 from book.homework.run_tests import run_limited
 from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_copy,
                                    hidden_test_names, parse_regions, read_text, release_text,
@@ -106,6 +109,10 @@ def main():
                         check(f"// Hidden tests of exercise {reg.id}:" in text,
                               f"{rel}: hidden tests of {reg.id} replaced by one line")
                 check(not parse_regions(rel, text), f"{rel}: no markers left")
+            elif rel == EXERCISES_FILE:
+                text = read_text(os.path.join(a, rel))
+                named = [n for n in hidden_test_names(files) if n in text]
+                check(not named, f"{rel}: the student's copy names no hidden test {named}")
             elif rel.endswith(".md") and not filecmp.cmp(os.path.join(ROOT, rel),
                                                           os.path.join(a, rel), False):
                 # a page's code blocks quote the release's sources: the stubs
@@ -129,6 +136,9 @@ def main():
         answer = exercises["03.1"]["functions"][0]["file"]
         with open(os.path.join(a, answer), "a") as f:
             f.write("\n// the student's answer\n")
+        handin = os.path.join("chapters", "01-self-attention", "test_handin.cpp")
+        with open(os.path.join(a, handin), "a") as f:
+            f.write("\n// the student's hand-in\n")
         restored = hidden_restored(a, ROOT)
         for rel, (text, regions) in files.items():
             if any(r.kind == "hidden" for r in regions):
@@ -140,6 +150,8 @@ def main():
               f"grading ignores the student's edits to {', '.join(harness)}")
         check(restored[answer].endswith(b"// the student's answer\n"),
               f"grading takes the student's {answer}")
+        check(restored[handin].endswith(b"// the student's hand-in\n"),
+              f"grading --instructor takes the student's hand-in code ({handin})")
 
         # Bad input: exit 2, one line, nothing written.
         stamp = os.path.join(a, "README.md")
@@ -236,19 +248,7 @@ def main():
               f"a test that leaves a daemon holding its output ends in {took:.1f} s, not at "
               f"its time limit, and the daemon (pid {daemon}) is "
               f"{'still running' if alive else 'gone'}")
-    with tempfile.TemporaryDirectory() as tmp:
-        os.makedirs(os.path.join(tmp, "tests"))
-        with open(os.path.join(tmp, POINTS_FILE), "w") as f:
-            f.write('default = 2\n[tests]\n"03:the hat matrix" = 5\n')
-        check(load_points(tmp) == (2.0, {"03:the hat matrix": 5.0}),
-              "points: a default and one test's own")
-        with open(os.path.join(tmp, POINTS_FILE), "w") as f:
-            f.write('default = -1\n')
-        try:
-            load_points(tmp)
-            check(False, "negative points are refused")
-        except UsageError:
-            check(True, "negative points are refused")
+    exercise_points()
     check(claim_of("03:the hat matrix is symmetric") == "the hat matrix is symmetric" and
           claim_of("lib: softmax rows sum to 1") == "softmax rows sum to 1",
           "a test's claim is its name without the binary's prefix")
@@ -276,8 +276,52 @@ def main():
     return 1 if failures else 0
 
 
+def exercise_points():
+    """An exercise's points split over its tests by weight (hidden ones too), whatever their
+    number; each error in chapters/exercises.toml is one line from ./book grade."""
+    names = ["01:a claim", "01:another claim", "01-hidden:a hidden claim"]
+    exercise = {"id": "01.6", "points": 10, "weights": {"01: a claim": 2}}
+    split = test_points(exercise, names)
+    check(split == {"01:a claim": 5.0, "01:another claim": 2.5, "01-hidden:a hidden claim": 2.5},
+          f"an exercise's 10 points split 2:1:1 over its tests by weight ({split})")
+    check(sum(test_points(exercise, names[:2]).values()) == 10,
+          "without the hidden tests the exercise is still worth its points")
+    thirds = test_points(dict(exercise, weights={}), names)
+    check(sorted(thirds.values()) == [3.33, 3.33, 3.34] and round(sum(thirds.values()), 9) == 10,
+          f"points split in hundredths that add up to the exercise's ({thirds})")
+    check(weight_errors({"01.6": dict(exercise, weights={"01: no such test": 1})},
+                        lambda i: names) == [f'{EXERCISES_FILE}: ["01.6"].weights: '
+                                             "'01: no such test' is not a test of exercise 01.6"],
+          "a weight naming no test of its exercise is one line")
+    table = load_exercises(ROOT)
+    check(all(i in table for i in scan(ROOT)[1]), f"every autograded exercise is in "
+          f"{EXERCISES_FILE} ({len(table)} exercises there)")
+    with tempfile.TemporaryDirectory() as tmp:
+        a = os.path.join(tmp, "a")
+        book(ROOT, "release", "--out", a)
+        path = os.path.join(a, EXERCISES_FILE)
+        good = read_text(path)
+        r = book(a, "grade", "--check-only")
+        check(r.returncode == 0, f"grade --check-only reads the released file ({r.stderr})")
+        for bad, says in [('["07.1"]\ntitle = "x"\nkind = "derive"\npoints = 1\nminutes = 5\n',
+                           '["07.1"]: unknown exercise'),
+                          ('["01.9"]\ntitle = "x"\nkind = "proof"\npoints = 1\nminutes = 5\n',
+                           "kind = 'proof'"),
+                          ('["01.9"]\ntitle = "x"\nkind = "derive"\npoints = 0\nminutes = 5\n',
+                           "points = 0; it takes points > 0")]:
+            with open(path, "w") as f:
+                f.write(good + "\n" + bad)
+            r = book(a, "grade", "--check-only")
+            one_line_exit_2(r, f"{EXERCISES_FILE} with {bad.splitlines()[0]} ...")
+            check(says in r.stderr, f"... says {says!r}")
+        with open(path, "w") as f:
+            f.write(good.replace('"01.6"', '"01.7"'))
+        r = book(a, "grade", "--check-only")
+        one_line_exit_2(r, f"{EXERCISES_FILE} without 01.6 (autograded)")
+
+
 def grading_on_python_310():
-    """The modules `autograde` and `grade` import parse as Python 3.10, and load_points works
+    """The modules `autograde` and `grade` import parse as Python 3.10, and load_exercises works
     without tomllib (3.11+), through python3-tomli."""
     import ast
     r = subprocess.run([sys.executable, "-B", "-c", "import sys, book.homework.__main__, "
@@ -295,10 +339,10 @@ def grading_on_python_310():
     check(len(modules) > 5 and not too_new, f"the {len(modules)} modules grading imports parse "
           f"as Python 3.10 {too_new or ''}")
     r = subprocess.run([sys.executable, "-B", "-c", "import sys; sys.modules['tomllib'] = None; "
-                        "from book.homework.grade import load_points; "
-                        f"print(load_points({ROOT!r})[0])"], capture_output=True, text=True)
-    check(r.returncode == 0 and r.stdout.strip() == str(load_points(ROOT)[0]),
-          f"points.toml is read without tomllib (python3-tomli) {r.stderr.strip()[-200:]}")
+                        "from book.homework.course import load_exercises; "
+                        f"print(len(load_exercises({ROOT!r})))"], capture_output=True, text=True)
+    check(r.returncode == 0 and r.stdout.strip() == str(len(load_exercises(ROOT))),
+          f"exercises.toml is read without tomllib (python3-tomli) {r.stderr.strip()[-200:]}")
 
 
 if __name__ == "__main__":

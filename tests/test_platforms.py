@@ -23,7 +23,7 @@ import json
 import sys
 
 import platforms
-from book.homework import formats
+from book.homework import course, formats
 
 failures = []
 
@@ -194,7 +194,40 @@ def classroom_checks():
     refused(platforms.classroom_problems, text[:-5], "github-classroom, not JSON")
 
 
+def fractional_checks():
+    """Points split in thirds (chapters/exercises.toml: 10 points over three tests, one
+    failed): every format shows hundredths that add up to its totals."""
+    names = ["01:one claim", "01:two claim", "01-hidden:three claim"]
+    share = course.test_points({"points": 10, "weights": {}}, names)
+    tests = [{"exercise": "01.6", "name": n, "claim": course.claim_of(n), "passed": k != 1,
+              "hidden": "hidden" in n, "points": share[n] if k != 1 else 0.0,
+              "max_points": share[n], "feedback": ""} for k, n in enumerate(names)]
+    got = sum(t["points"] for t in tests)
+    run = {"book": "B", "student": "ada", "elapsed": 3.0, "build_ok": True, "build_message": "",
+           "broken_exercises": [], "notes": [],
+           "exercises": [{"id": "01.6", "functions": [], "tests": 3, "passed": 2, "points": got,
+                          "max_points": 10.0, "status": "partly done"}], "tests": tests}
+    js = json.loads(rendered("json", run))
+    check((js["score"], js["max_score"]) == (6.67, 10) and
+          round(sum(t["max_points"] for t in js["tests"]), 9) == 10,
+          f"json: 6.67 of 10, its tests' maxima add up to 10 ({js['score']} of {js['max_score']})")
+    gs = json.loads(rendered("gradescope", run))
+    check(gs["score"] == round(sum(t["score"] for t in gs["tests"]), 9) == 6.67 and
+          sorted(t["max_score"] for t in gs["tests"]) == [3.33, 3.33, 3.34] and
+          not platforms.gradescope_problems(gs),
+          f"gradescope: per-test 3.33/3.33/3.34, score {gs['score']} their sum")
+    pl = platforms.prairielearn_grading(rendered("prairielearn", run).encode())
+    check(pl["score"] == 0.667 and "6.67 of 10 points" in json.loads(
+              rendered("prairielearn", run))["message"],
+          f"prairielearn: score 0.667, '6.67 of 10 points' ({pl['score']})")
+    r = platforms.classroom_report(rendered("github-classroom", run))
+    check(r["notice"] == "Points 6.67/10", f"github-classroom: {r['notice']}")
+    row = rendered("csv", run).splitlines()[1]
+    check(row == "ada,01.6,6.67,10,2,3,partly done", f"csv: {row}")
+
+
 def main():
+    fractional_checks()
     gradescope_checks()
     prairielearn_checks()
     classroom_checks()

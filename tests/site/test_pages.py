@@ -185,6 +185,115 @@ class Regions(unittest.TestCase):
             Book("<!-- code: main.cpp#tag -->\nno end\n").expected()
 
 
+EXERCISES_TOML = """["07.1"]
+title = "A derivation"
+kind = "implement, derive"
+points = 6
+minutes = 45
+
+["07.2"]
+title = "An experiment"
+kind = "explore"
+points = 4.5
+minutes = 20
+"""
+
+
+class Exercises(unittest.TestCase):
+    """Each exercise's head, the worked solutions' headings and the instructors' table are
+    written from chapters/exercises.toml; the check fails when one differs or is missing."""
+
+    def book(self, items):
+        b = Book("# Demo\n\n## Exercises\n\n" + items + "\n## References\n")
+        b.write("chapters/exercises.toml", EXERCISES_TOML)
+        return b
+
+    def test_heads_are_written_from_the_file(self):
+        b = self.book("1. **07.1 Old** (derive).<!--exercise--> Show that\n   it holds.\n"
+                      "2. **07.2 An experiment** (explore · 4.5 points · about 20 min)."
+                      "<!--exercise--> Run it.\n")
+        self.assertEqual(b.check(), 1)
+        pages.main(["pages.py", "sync", b.root, b.out])
+        self.assertEqual(b.check(), 0)
+        self.assertIn("1. **07.1 A derivation** (implement and derive · 6 points · about 45 "
+                      "min).<!--exercise--> Show that\n   it holds.\n", pages.read(b.readme))
+
+    def test_a_missing_or_unknown_exercise_fails(self):
+        one = ("1. **07.1 A derivation** (implement and derive · 6 points · about 45 min)."
+               "<!--exercise--> Show that.\n")
+        self.assertEqual(self.book(one).check(), 1)  # 07.2 is in the file, not on the page
+        self.assertEqual(self.book(one + "2. **07.2 An experiment** (explore · 4.5 points · "
+                                   "about 20 min).<!--exercise--> Run.\n").check(), 0)
+        b = self.book("1. **07.1 A derivation** (x).<!--exercise--> a\n"
+                      "2. **07.2 An experiment** (x).<!--exercise--> b\n"
+                      "3. **07.3 More** (x).<!--exercise--> c\n")
+        self.assertEqual(b.check(), 1)
+        b = self.book("1. **07.1 A derivation** (x).<!--exercise--> a\n"
+                      "2. **An experiment.** b\n")
+        self.assertEqual(b.check(), 1)  # an item without its head
+
+    def test_solution_headings_and_the_table(self):
+        b = self.book("1. **07.1 A derivation** (x).<!--exercise--> a\n"
+                      "2. **07.2 An experiment** (x).<!--exercise--> b\n")
+        b.write("chapters/07-demo/solutions.md", "# Solutions\n\n## 07.1 A derivation "
+                "(derive and verify)\n\nText.\n\n**Rubric (6 points).**\n\n- 6 points: all.\n")
+        os.makedirs(os.path.join(b.root, "docs"))
+        b.write("docs/instructors.md", "# Instructors\n\n<!-- exercises:begin -->\n"
+                "<!-- exercises:end -->\n")
+        pages.main(["pages.py", "sync", b.root, b.out])
+        self.assertIn("## 07.1 A derivation (implement and derive)\n",
+                      pages.read(os.path.join(b.ch, "solutions.md")))
+        table = pages.read(os.path.join(b.root, "docs", "instructors.md"))
+        self.assertIn("| 07.2 | An experiment | explore | 4.5 | 20 | by hand (rubric) |", table)
+        self.assertIn("| all | 2 exercises | | 10.5 | 65 | 0 points autograded |", table)
+        self.assertEqual(b.check(), 0)
+
+
+class Rubrics(unittest.TestCase):
+    """Every hand-graded exercise's worked solution has one rubric for its points, whose items
+    add up to them; an autograded one has none."""
+
+    RUBRIC = ("**Rubric (4.5 points).** What earns what.\n\n- 2 points: the prediction.\n"
+              "- 2.5 points: the measurement,\n  explained.\n")
+
+    def problems(self, section_07_2, autograded=False):
+        b = Exercises.book(None, "1. **07.1 A derivation** (x).<!--exercise--> a\n"
+                                 "2. **07.2 An experiment** (x).<!--exercise--> b\n")
+        b.write("chapters/07-demo/solutions.md",
+                "# Solutions\n\n## 07.1 A derivation (implement and derive)\n\n"
+                "**Rubric (6 points).**\n\n- 6 points: all of it.\n\n"
+                "## 07.2 An experiment (explore)\n\nText.\n\n" + section_07_2)
+        if autograded:
+            os.makedirs(os.path.join(b.root, "code"))
+            b.write("code/x.cpp", "int f() {\n  // BEGIN SOLUTION 07.2\n  return 1;\n"
+                    "  // END SOLUTION\n}\n")
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            pages.main(["pages.py", "sync", b.root, b.out])
+        return err.getvalue()
+
+    def test_a_good_rubric_passes(self):
+        self.assertEqual(self.problems(self.RUBRIC), "")
+
+    def test_wrong_rubrics_fail_with_one_line(self):
+        for section, says in [
+                ("", "07.2 (hand-graded) has 0 rubrics"),
+                (self.RUBRIC + "\n" + self.RUBRIC, "07.2 (hand-graded) has 2 rubrics"),
+                (self.RUBRIC.replace("(4.5 points)", "(5 points)"),
+                 "the rubric of 07.2 is for 5 points; chapters/exercises.toml gives it 4.5"),
+                (self.RUBRIC.replace("2.5 points", "3 points"),
+                 "the items of 07.2's rubric add up to 5 points, not 4.5"),
+                (self.RUBRIC.replace("- 2 points:", "- two points:"),
+                 "a rubric item of 07.2 starts"),]:
+            got = self.problems(section)
+            self.assertIn(says, got)
+            self.assertEqual(len(got.strip().splitlines()), 1, got)
+
+    def test_an_autograded_exercise_has_no_rubric(self):
+        self.assertIn("07.2 is autograded", self.problems(self.RUBRIC, autograded=True))
+        self.assertEqual(self.problems("", autograded=True), "")
+
+
 class Links(unittest.TestCase):
     def test_links_must_resolve_and_references_must_be_links(self):
         b = Book("# T\n\n## 2. Two things\n\nSee [section 2](#2-two-things), "

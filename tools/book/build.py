@@ -28,7 +28,7 @@ GRADE_PACKAGES = ("cmake", "ninja-build", "g++", "ccache", "libeigen3-dev", "doc
 # npm installs axe-core, the accessibility engine of the page test (tests/site/package.json).
 # python3-jsonschema checks grades against Gradescope's results spec (tests/platforms.py).
 # qemu-user runs the grading binaries on a CPU without AVX-512 (tests/test_portable.py);
-# python3-tomli is what grading reads points.toml with on Python 3.10 (tests/test_homework.py).
+# python3-tomli is what grading reads chapters/exercises.toml with on Python 3.10 (tests/test_homework.py).
 TEST_PACKAGES = ("npm", "python3-jsonschema", "qemu-user", "python3-tomli")
 # The peers of the benchmarks (bench/peers/): PyTorch and NumPy on OpenBLAS, the BLAS a user has.
 BENCH_PACKAGES = ("python3-torch", "python3-numpy", "libopenblas0-pthread")
@@ -129,12 +129,16 @@ LIBRARY_TESTS = {"test-lib": "tests", "test-harness": "tests", "test-live": "tes
 
 
 def build_targets(root=ROOT):
-    """Every test binary (a grading tree's hidden tests' too) and chapter program (what the
-    exercises' tests need; no site)."""
+    """Every test binary (a grading tree's hidden tests' and the students' hand-in code's too:
+    a test binary not built leaves a failing placeholder test in ctest) and chapter program
+    (what the exercises' tests need; no site)."""
     nn = chapter_numbers(root)
     hidden = [f"test-{n}-hidden" for n in nn
               if glob.glob(os.path.join(root, "chapters", f"{n}-*", "hidden", "test*.cpp"))]
-    return list(LIBRARY_TESTS) + [f"test-{n}" for n in nn] + hidden + [f"ch{n}" for n in nn]
+    handin = [f"test-{n}-handin" for n in nn
+              if glob.glob(os.path.join(root, "chapters", f"{n}-*", "test_handin.cpp"))]
+    return (list(LIBRARY_TESTS) + [f"test-{n}" for n in nn] + hidden + handin
+            + [f"ch{n}" for n in nn])
 
 
 # ---- a build tree of a copy of the book (validate's, a grader's, an autograder's) ---------------

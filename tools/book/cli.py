@@ -44,8 +44,8 @@ usage: ./book [command]
                   in a student copy: build what changed, run each exercise's tests
                   (ctest -L exNN.M), print the score table; --format json, gradescope,
                   prairielearn, github-classroom or csv writes the grade for that tool
-                  (points per test case: tests/points.toml); --instructor DIR also runs the
-                  hidden tests from the instructor's copy DIR
+                  (each exercise's points: chapters/exercises.toml); --instructor DIR also
+                  runs the hidden tests from the instructor's copy DIR
   check ID...     build and run exercise ID's public tests (e.g. ./book check 03.1); print
                   each test's claim and, for a failed one, the failing expression's values
   validate        the instructor's check: the exercises' tests pass on the solutions and

@@ -6,7 +6,9 @@ subcommand).
     markers.py      the solution and hidden-test regions of the sources, and the marker file
     release.py      the student copy (release --out)
     autograder.py   the autograder bundle (release --autograder) and its grading (autograde)
-    grade.py        grade and check: build, run the exercises' tests, points, feedback
+    course.py       chapters/exercises.toml: each exercise's kind, points, minutes, test weights
+    grade.py        grade and check: build, run the exercises' tests, points, feedback; the
+                    students' hand-in code (chapters/NN-slug/test_handin.cpp), reported
     formats.py      the grade in the formats course tools read
     validate.py     the instructor's check, both directions
     leak_test.py    no solution and no hidden test in a release

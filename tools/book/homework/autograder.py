@@ -9,7 +9,8 @@ import sys
 from book.build import (GRADE_PACKAGES, LEAN_BUILD, build_targets, cmake_build, lean_configure,
                         say)
 from book.homework import UsageError, formats
-from book.homework.grade import POINTS_FILE, chosen_exercises, grade_run, print_table
+from book.homework.course import EXERCISES_FILE, HIDDEN_EXERCISES_FILE
+from book.homework.grade import chosen_exercises, grade_run, print_table
 from book.homework.run_tests import PROGRAM_TEST_FACTOR, TIME_LIMIT_S, grading_jobs, test_user
 from book.homework.markers import MARKER_FILE, load_marker, read_text
 from book.homework.staging import (existing_ancestor, probe_writable, write_atomically,
@@ -103,8 +104,10 @@ the compiler's message.
 `--exercise ID --hidden-tests /grade/serverFilesCourse/...` (the book's docs/instructors.md
 says how, with the timeout to set).
 
-Points per test case are set in `book/{POINTS_FILE}` (edit it in the instructor's copy and make
-the bundle again). Hidden tests appear as pass/fail with their claim only, after the grades
+Each exercise's points, and how an autograded one's are split over its tests, are set in
+`{EXERCISES_FILE}` of the instructor's copy (edit it there and make the bundle again; the
+bundle's full copy is `{HIDDEN_TESTS}/{HIDDEN_EXERCISES_FILE}`, beside the hidden tests whose
+names it may hold). Hidden tests appear as pass/fail with their claim only, after the grades
 are published (Gradescope's `after_published`).
 
 | exercise | function | file to submit |
@@ -134,7 +137,8 @@ def bring_hidden_tests(source, book):
     copied when `source` does not exist."""
     if not os.path.isdir(source):
         return []
-    for path in sorted(glob.glob(os.path.join(source, "chapters", "*", "hidden", "test*.cpp"))):
+    for path in sorted(glob.glob(os.path.join(source, "chapters", "*", "hidden", "test*.cpp"))
+                       + glob.glob(os.path.join(source, HIDDEN_EXERCISES_FILE))):
         with open(path, "rb") as f:
             write_if_changed(os.path.join(book, os.path.relpath(path, source)), f.read())
     with open(os.path.join(source, HIDDEN_NAMES), encoding="utf-8") as f:

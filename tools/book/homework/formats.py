@@ -12,10 +12,14 @@ Everything here is a pure function of one grading run, `run`, a dict:
   tests                  [{exercise, name, claim, passed, hidden, points, max_points,
                            feedback}] — feedback is empty for hidden tests: they show
                            pass or fail and their claim, never an expression or a value
+  handin                 [{chapter, file, compiled, message, tests: [{name, claim, passed,
+                           feedback}]}]: the hand-in code of each chapter that has some
+                           (./book grade only), graded by hand: no points, in no total
 
-Points come from tests/points.toml (book.homework.grade.load_points): a test case is worth
-its points when it passes and 0 when it fails, so an exercise earns partial credit test by
-test.
+Points come from chapters/exercises.toml (book.homework.course): an exercise's points are split
+over its tests by weight, in hundredths that add up to them; a test case is worth its share
+when it passes and 0 when it fails, so an exercise earns partial credit test by test, and
+scores may be fractional (3.33).
 """
 import csv
 import io
@@ -24,6 +28,11 @@ import json
 
 def _r(x):
     return round(x, 4)
+
+
+def number_text(x):
+    """Points written one way everywhere: 6, 0, 2.5, 3.33 (not 6.0 beside 0)."""
+    return f"{_r(x):g}"
 
 
 def _test_title(t):
@@ -40,10 +49,11 @@ def _test_text(t):
 
 def summary_text(run):
     """The overall message: the score, then what did not compile."""
-    lines = [f"{run['book']}: {_r(sum(e['points'] for e in run['exercises']))} of "
-             f"{_r(sum(e['max_points'] for e in run['exercises']))} points"]
+    lines = [f"{run['book']}: {number_text(sum(e['points'] for e in run['exercises']))} of "
+             f"{number_text(sum(e['max_points'] for e in run['exercises']))} points"]
     for e in run["exercises"]:
-        lines.append(f"  exercise {e['id']}: {_r(e['points'])} / {_r(e['max_points'])} "
+        lines.append(f"  exercise {e['id']}: {number_text(e['points'])} / "
+                     f"{number_text(e['max_points'])} "
                      f"({e['passed']} of {e['tests']} tests passed; {e['status']})")
     lines += [""] + run.get("notes", []) if run.get("notes") else []
     if not run["build_ok"] or run["build_message"]:
@@ -64,8 +74,8 @@ def gradescope_summary(run):
         lines.append(f"  exercise {e['id']}: "
                      + ("did not compile" if e["id"] in run["broken_exercises"] else
                         f"{sum(t['passed'] for t in shown)} of {len(shown)} visible tests "
-                        f"passed ({_r(sum(t['points'] for t in shown)):g} of "
-                        f"{_r(sum(t['max_points'] for t in shown)):g} points)"))
+                        f"passed ({number_text(sum(t['points'] for t in shown))} of "
+                        f"{number_text(sum(t['max_points'] for t in shown))} points)"))
     if hidden:
         lines += ["", f"Hidden tests ({hidden}) count too: their results and the total score "
                   "are shown when the grades are published."]
@@ -116,7 +126,7 @@ def prairielearn(run):
     return {
         "gradable": True,
         "score": _r(earned / total) if total else 0.0,
-        "message": f"{_r(earned)} of {_r(total)} points",
+        "message": f"{number_text(earned)} of {number_text(total)} points",
         "output": summary_text(run),
         "tests": [{"name": _test_title(t), "points": _r(t["points"]),
                    "max_points": _r(t["max_points"]),
@@ -141,13 +151,10 @@ def github_classroom(run):
 CSV_HEADER = ["student", "exercise", "points", "max_points", "tests_passed", "tests", "status"]
 
 
-def csv_number(x):
-    """Points as an LMS reads them, one way for every row: 6, 0, 2.5 (not 6.0 beside 0)."""
-    return f"{_r(x):g}"
 
 
 def csv_rows(run):
-    return [[run["student"], e["id"], csv_number(e["points"]), csv_number(e["max_points"]),
+    return [[run["student"], e["id"], number_text(e["points"]), number_text(e["max_points"]),
              e["passed"], e["tests"], e["status"]] for e in run["exercises"]]
 
 
@@ -176,11 +183,13 @@ def book_json(run):
             "score": _r(sum(e["points"] for e in run["exercises"])),
             "max_score": _r(sum(e["max_points"] for e in run["exercises"])),
             "build_ok": run["build_ok"], "build_message": run["build_message"],
-            "exercises": run["exercises"],
+            "exercises": [dict(e, points=_r(e["points"]), max_points=_r(e["max_points"]))
+                          for e in run["exercises"]],
             "tests": [{k: t[k] for k in ("exercise", "name", "passed", "hidden", "points",
                                          "max_points")}
                       | {"feedback": "" if t["hidden"] else t["feedback"]}
-                      for t in run["tests"]]}
+                      for t in run["tests"]],
+            "handin": run.get("handin", [])}
 
 
 FORMATS = ("table", "json", "gradescope", "prairielearn", "github-classroom", "csv")

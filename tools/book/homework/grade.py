@@ -1,7 +1,7 @@
 """./book grade and ./book check: build a student copy's tests (with the hidden tests from the
 instructor's copy, or in the autograder's bundle), run each exercise's tests, and score them:
-points per test case (tests/points.toml), feedback for a failed public test, the compiler's
-message for a file that does not compile."""
+each exercise's points split over its tests (chapters/exercises.toml, book.homework.course),
+feedback for a failed public test, the compiler's message for a file that does not compile."""
 import glob
 import os
 import re
@@ -13,8 +13,11 @@ from book.build import (LEAN_BUILD, LIBRARY_TESTS, ROOT, build_targets,
 from book.homework import UsageError, formats
 from book.homework.run_tests import (TIME_LIMIT_S, graded_tests, keep_from_tests, let_tests_run,
                                      open_to_tests, run_tests, unreachable_for_others)
+from book.doctest_sources import test_case_names
 from book.homework.markers import (MARKER_FILE, book_files, hidden_test_names, is_student_copy,
                                    load_marker, read_text, scan)
+from book.homework.course import (EXERCISES_FILE, HIDDEN_EXERCISES_FILE, claim_of,
+                                  load_exercises, test_points, weight_errors)
 from book.homework.staging import check_out_path, sync_tree, write_atomically
 from book.homework.student_copy import release_files
 
@@ -25,7 +28,7 @@ def targets_for(build, ids, src):
     test list of a binary exists only once it is built), except hidden tests' binaries that
     came later (a PrairieLearn image is built without them: --hidden-tests): of those, only
     the chapters of `ids` are built (exercise NN.M's hidden tests are chapter NN's)."""
-    every = build_targets(src)
+    every = [t for t in build_targets(src) if not t.endswith("-handin")]  # (grade_handin's)
     missing = [t for t in every if not os.path.isfile(os.path.join(
         build, LIBRARY_TESTS.get(t) or ("bin" if t.startswith("ch") else "chapters"), t))]
     if any(not t.endswith("-hidden") for t in missing):
@@ -42,13 +45,15 @@ def targets_for(build, ids, src):
 def hidden_restored(student_root, instructor_root):
     """{rel: bytes} of the tree graded with --instructor: the instructor's autograder copy
     (every file, hidden tests kept, solutions stubbed) with only the exercises' files (the
-    functions students write) taken from the student's copy. Tests, doctest_main.cpp, CMake
+    functions students write) and the hand-in files (HANDIN_FILE) taken from the student's
+    copy. Tests, doctest_main.cpp, CMake
     files and the tooling are the instructor's: a student's edit to any of them does not
     count."""
     content, files, exercises = release_files(instructor_root, keep_hidden=True)
     if not any(r.kind == "hidden" for _, regions in files.values() for r in regions):
         raise UsageError(f"--instructor {instructor_root}: has no hidden tests")
     graded = {f["file"] for e in exercises.values() for f in e["functions"]}
+    graded |= {rel for rel in content if HANDIN_FILE.fullmatch(rel)}
     for rel, data in content.items():
         if rel in graded and os.path.isfile(os.path.join(student_root, rel)):
             path = student_root
@@ -59,42 +64,6 @@ def hidden_restored(student_root, instructor_root):
         with open(os.path.join(path, rel), "rb") as f:
             content[rel] = f.read()
     return content
-
-
-POINTS_FILE = os.path.join("tests", "points.toml")
-
-
-def load_points(root):
-    """(default points, {test name: points}) from tests/points.toml, the one place where an
-    instructor sets what each test case of an exercise is worth."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10 (Ubuntu 22.04, Gradescope's default image)
-        import tomli as tomllib
-    path = os.path.join(root, POINTS_FILE)
-    if not os.path.isfile(path):
-        return 1.0, {}
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise UsageError(f"{POINTS_FILE}: not readable TOML ({e})")
-    def points(key, v):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1000:
-            raise UsageError(f"{POINTS_FILE}: {key} = {v!r}; points are numbers in [0, 1000]")
-        return float(v)
-    unknown = set(data) - {"default", "tests"}
-    if unknown:
-        raise UsageError(f"{POINTS_FILE}: unknown key {sorted(unknown)[0]!r} (keys: default, "
-                         "[tests])")
-    return (points("default", data.get("default", 1)),
-            {name: points(repr(name), v) for name, v in data.get("tests", {}).items()})
-
-
-
-def claim_of(test_name):
-    """A ctest name without its binary's prefix ("03:" or "03: "): the claim it checks."""
-    return re.sub(r"^[\w-]+:\s?", "", test_name)
 
 
 def failure_feedback(output, root):
@@ -206,12 +175,13 @@ def is_graded(name, hidden):
 
 def hidden_artifacts(src, build):
     """What holds the hidden tests' text or names in a grading tree: the hidden/ sources, the
-    hidden tests' binaries with their objects and test lists, and the marker file (it lists
-    the hidden tests' names)."""
+    hidden tests' binaries with their objects and test lists, the marker file and the full
+    exercises.toml (both name hidden tests)."""
     return (glob.glob(os.path.join(src, "chapters", "*", "hidden"))
             + glob.glob(os.path.join(build, "chapters", "*-hidden*"))
             + glob.glob(os.path.join(build, "chapters", "CMakeFiles", "*-hidden*"))
-            + [p for p in [os.path.join(src, MARKER_FILE)] if os.path.exists(p)])
+            + [p for p in [os.path.join(src, MARKER_FILE),
+                           os.path.join(src, HIDDEN_EXERCISES_FILE)] if os.path.exists(p)])
 
 
 def run_graded_tests(src, build, tests, jobs, log, time_limit, user, also_hidden=()):
@@ -238,8 +208,8 @@ def run_graded_tests(src, build, tests, jobs, log, time_limit, user, also_hidden
     return results
 
 
-def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, book_root=None,
-              time_limit=TIME_LIMIT_S, user=None, also_hidden=()):
+def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None,
+              time_limit=TIME_LIMIT_S, user=None, also_hidden=(), handin=False):
     """Builds the tests of `exercises` in `build`, runs them (book.homework.run_tests: each
     under a time and output limit, passed only on doctest's own report; the public tests
     first, then the hidden ones: run_graded_tests), and returns the grading run that
@@ -247,9 +217,10 @@ def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, boo
     that does not compile is replaced by its stub, so that the other exercises are still
     graded; its exercises score 0 with the compiler's message. `user` (run_tests.test_user):
     the user student code runs as; `also_hidden`: more paths it must not read (the
-    autograder's hidden-tests/)."""
+    autograder's hidden-tests/). `handin`: the students' hand-in code is built and run too,
+    after the graded tests (grade_handin)."""
     t0 = time.monotonic()
-    default, points = load_points(book_root or src)
+    table = graded_table(src, exercises)
     ids = [e["id"] for e in exercises]
     rc = build_tests(build, targets_for(build, ids, src), log, jobs)
     message, broken = "", []
@@ -281,11 +252,15 @@ def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, boo
     for e in exercises:
         names = sorted(n for n, labs in labels.items()
                        if exercise_of(labs) == e["id"] and is_graded(n, hidden))
+        errors = weight_errors({e["id"]: table[e["id"]]}, lambda _: names)
+        if errors and rc == 0:
+            raise UsageError("\n".join(errors))
+        points = test_points(table[e["id"]], names)
         for n in names:
             status, output = results.get(n, ("failed", ""))
             ok = status == "passed" and e["id"] not in broken
             is_hidden = claim_of(n) in hidden
-            max_points = points.get(HIDDEN_BINARY.sub(r"\1:", n), default)
+            max_points = points[n]
             feedback = "" if ok or is_hidden else (
                 "did not compile or link:\n" + message if e["id"] in broken or rc != 0
                 else failure_feedback(output, src))
@@ -303,23 +278,79 @@ def grade_run(src, build, exercises, hidden, student, jobs, log, stubs=None, boo
     return {"book": "Attention, Verified", "student": student,
             "elapsed": time.monotonic() - t0, "build_ok": rc == 0,
             "build_message": message, "broken_exercises": broken,
-            "exercises": rows, "tests": tests}
+            "exercises": rows, "tests": tests,
+            "handin": grade_handin(src, build, jobs, log, time_limit) if handin else []}
+
+
+# A chapter's hand-in file: the code and tests that hand-graded exercises ask for.
+HANDIN_FILE = re.compile(r"chapters/(\d\d)-[^/]+/test_handin\.cpp")
+
+
+def grade_handin(src, build, jobs, log, time_limit=TIME_LIMIT_S):
+    """The hand-in code of each chapter whose file holds a test case: built apart (its binary
+    test-NN-handin: code that does not compile costs no graded test), its tests run under the
+    same limits. Graded by hand with the exercises' rubrics, so it earns no points here:
+    [{chapter, file, compiled, message, tests: [{name, claim, passed, feedback}]}]."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(src, "chapters", "*", "test_handin.cpp"))):
+        rel = os.path.relpath(path, src).replace(os.sep, "/")
+        m = HANDIN_FILE.fullmatch(rel)
+        if not m or not test_case_names(read_text(path)):
+            continue
+        nn = m.group(1)
+        chapter_log = os.path.join(os.path.dirname(log), f"handin-{nn}.log")
+        open(chapter_log, "w").close()
+        say(f"building the hand-in code of chapter {nn} ({rel}; log: {chapter_log})")
+        rc = build_tests(build, [f"test-{nn}-handin"], chapter_log, jobs)
+        entry = {"chapter": nn, "file": rel, "compiled": rc == 0, "message": "", "tests": []}
+        if rc != 0:
+            entry["message"] = compiler_message(chapter_log, src)[0]
+        else:
+            mine = [t for t in graded_tests(build, "^handin$")
+                    if t["name"].startswith(f"{nn}-handin:")]
+            results = run_tests(mine, jobs, log=chapter_log, time_limit=time_limit)
+            entry["tests"] = [{"name": n, "claim": claim_of(n), "passed": st == "passed",
+                               "feedback": "" if st == "passed" else failure_feedback(out, src)}
+                              for n, (st, out) in sorted(results.items())]
+        found.append(entry)
+    return found
+
+
+def graded_table(root, exercises):
+    """The exercises.toml entries of the autograded `exercises` (a UsageError when one has
+    none or the file has an error)."""
+    table = load_exercises(root)
+    missing = [e["id"] for e in exercises if e["id"] not in table]
+    if missing:
+        raise UsageError(f"{EXERCISES_FILE}: exercise {missing[0]} has no entry (its title, "
+                         "kind, points and minutes)")
+    return table
 
 
 def print_table(run, hidden, out=sys.stdout):
-    print(f"\nExercises ({'with' if hidden else 'without'} the hidden tests); points per "
-          f"test case from {POINTS_FILE}:", file=out)
+    print(f"\nExercises ({'with' if hidden else 'without'} the hidden tests); each exercise's "
+          f"points ({EXERCISES_FILE}) split over its tests:", file=out)
     print(f"  {'exercise':<9}{'function (file)':<62}{'tests':>9}  {'points':>11}  status",
           file=out)
     for r in run["exercises"]:
         where = "; ".join(f"{f['function']} ({f['file']})" for f in r["functions"])
         print(f"  {r['id']:<9}{where:<62}{r['passed']:>4} / {r['tests']:<3} "
-              f"{r['points']:>5g} / {r['max_points']:<5g} {r['status']}", file=out)
+              f"{round(r['points'], 2):>5g} / {round(r['max_points'], 2):<5g} {r['status']}",
+              file=out)
     got = sum(r["points"] for r in run["exercises"])
     top = sum(r["max_points"] for r in run["exercises"])
-    print(f"  total {got:g} of {top:g} points", file=out)
+    print(f"  total {round(got, 2):g} of {round(top, 2):g} points", file=out)
     if not run["build_ok"]:
         print("\nThe build failed:\n" + run["build_message"], file=out)
+    for h in run.get("handin", []):
+        passed = sum(t["passed"] for t in h["tests"])
+        print(f"\nHand-in code of chapter {h['chapter']} ({h['file']}; graded by hand, no "
+              "points here): " + (f"{passed} of {len(h['tests'])} tests pass" if h["compiled"]
+                                  else "does not compile"), file=out)
+        for t in h["tests"]:
+            print(f"  {'PASS' if t['passed'] else 'FAIL'}  {t['claim']}", file=out)
+        if not h["compiled"]:
+            print(h["message"], file=out)
 
 
 
@@ -392,7 +423,7 @@ def cmd_grade(args):
             old_csv(os.path.abspath(args.out))
     student = args.student if args.student is not None else os.path.basename(ROOT)
     check_student_id(student)
-    load_points(ROOT)
+    graded_table(args.instructor and inst or ROOT, exercises)
     if args.check_only:
         return 0
     if args.instructor:
@@ -423,8 +454,7 @@ def cmd_grade(args):
         return 1
     say(f"building the tests ({'hidden tests restored from ' + inst if args.instructor else 'the student copy'}; log: {log})")
     result = grade_run(src, build, exercises, hidden, student, args.jobs, log,
-                       stubs=marker.get("stubs"),
-                       book_root=ROOT, time_limit=args.time_limit)
+                       stubs=marker.get("stubs"), time_limit=args.time_limit, handin=True)
     if result["build_ok"]:
         say("ran the exercises' tests")
     emit(result, args.format, args.out and os.path.abspath(args.out), bool(args.instructor))

@@ -1,11 +1,12 @@
 """What the student copy holds: every file of the book, each solution region a stub, hidden
-tests removed (or, for grading, kept in a file of their own: markers.hidden_copy), the pages
-quoting the stubs, the marker file."""
+tests removed (or, for grading, kept in a file of their own: markers.hidden_copy, with the full
+chapters/exercises.toml: book.homework.course), the pages quoting the stubs, the marker file."""
 import json
 import os
 
 from book.homework import UsageError
 from book.homework.classroom import WORKFLOW_PATH, classroom_workflow
+from book.homework.course import EXERCISES_FILE, HIDDEN_EXERCISES_FILE, without_hidden_weights
 from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_copy,
                                    hidden_test_names, is_student_copy, read_text, release_text,
                                    scan)
@@ -28,6 +29,11 @@ def release_files(root, keep_hidden=False):
                 content[hidden_copy(rel)] = release_text(text, regions, True).encode()
         else:
             content[rel] = None
+    if EXERCISES_FILE in content:  # the weights of hidden tests name them: the instructor's
+        text = read_text(os.path.join(root, EXERCISES_FILE))
+        content[EXERCISES_FILE] = without_hidden_weights(text, hidden_test_names(files)).encode()
+        if keep_hidden:
+            content[HIDDEN_EXERCISES_FILE] = text.encode()
     # The pages quote code in fenced blocks (book.pages): quote the stubs, not the solutions.
     # (Imported here: grading, in an autograder image without markdown-it, never needs it.)
     from book import pages

@@ -11,7 +11,7 @@ import time
 from book.build import (LEAN_BUILD, ROOT, build_targets, cmake_build, labels_of, lean_configure,
                         run_ctest, say)
 from book.homework import UsageError
-from book.homework.grade import POINTS_FILE, load_points
+from book.homework.course import EXERCISES_FILE, load_exercises, weight_errors
 from book.homework.leak_test import distinctive_lines, leaks
 from book.homework.markers import ID, book_files, is_student_copy, scan
 from book.homework.staging import sync_tree
@@ -65,10 +65,18 @@ def cmd_validate(args):
                       if lab.startswith("ex") and lab[2:] not in exercises})
     if unknown:
         problems.append(f"tests carry labels of unknown exercises: {', '.join(unknown)}")
-    _, points = load_points(ROOT)
-    graded = {n for n, labs in ref_labels.items() if any(lab.startswith("ex") for lab in labs)}
-    problems += [f"{POINTS_FILE} sets points of `{n}`, which is not a test of an exercise"
-                 for n in sorted(set(points) - graded)]
+    try:
+        table = load_exercises(ROOT)
+        problems += [f"{EXERCISES_FILE}: exercise {i} (autograded) has no entry"
+                     for i in exercises if i not in table]
+        problems += [f"{EXERCISES_FILE}: [\"{i}\"] sets weights, but exercise {i} is "
+                     "hand-graded (no BEGIN SOLUTION region)"
+                     for i, e in table.items() if e["weights"] and i not in exercises]
+        problems += weight_errors({i: e for i, e in table.items() if i in exercises},
+                                  lambda i: [n for n, labs in ref_labels.items()
+                                             if "ex" + i in labs])
+    except UsageError as e:
+        problems += str(e).splitlines()
     if args.full_tests_passed:
         say("validate 1/4: the full book passed every test (this ./book test run)")
     else:

@@ -6,6 +6,8 @@ and its passes.
     sync.py          code, program output and numbers written from the build; sync and check
                      (python -m book.pages sync|check ROOT OUT)
     links.py         the links check of a chapter page (part of check)
+    exercises.py     each exercise's head, the worked solutions' headings and rubrics, the
+                     instructors' table of exercises, from chapters/exercises.toml (part of sync)
     site.py          the Doxygen input filter (python -m book.pages.site [--out DIR] FILE)
     fix_html.py      the fixes of Doxygen's HTML the filter prepared (site.py --fix-html DIR)
     cited.py         every cited test exists, solution tests relative (python -m book.pages.cited ROOT)

@@ -40,6 +40,15 @@ MARKERS = {
     "number": Marker(re.compile(r"<!--#([\w:.-]+)(?:[ \t]+(\S*?))?[ \t]*-->"),
                      "the number after it is results.json's KEY (sol:NN.M.KEY: a worked "
                      "solution's number, from chapter NN's solution tests), in FORMAT (inline)"),
+    "exercise": Marker(re.compile(r"^(\d+\.[ \t]+)\*\*(\d\d\.\d+)[ \t].*?<!--exercise-->"),
+                       "ends the head of an exercise's item in a chapter's Exercises list: its "
+                       "bold id and title, kind, points and minutes, written by sync from "
+                       "chapters/exercises.toml (book.pages.exercises)"),
+    "exercise_table_begin": Marker(re.compile(r"^<!-- exercises:begin -->[ \t]*$"),
+                                   "opens the table of every exercise, written by sync from "
+                                   "chapters/exercises.toml"),
+    "exercise_table_end": Marker(re.compile(r"^<!-- exercises:end -->[ \t]*$"),
+                                 "closes that table"),
     "citation": Marker(re.compile(r"\bTests?:"),
                        "the backticked names after it (paragraph, or the list that follows) "
                        "are doctest TEST_CASEs (inline)"),

@@ -13,6 +13,13 @@ write it from the build and a test can fail when it differs:
   ...a fenced block...
   <!-- end output -->
 
+  1. **01.1 Title** (explore · 6 points · about 30 min).<!--exercise-->
+                                                         an exercise's head, and the table of
+                                                         the exercises and the worked
+                                                         solutions' headings, from
+                                                         chapters/exercises.toml
+                                                         (book.pages.exercises)
+
   <!--#key FORMAT-->0.24                                 a number from the program's
                                                          results.json (key "NN:key": chapter
                                                          NN's), in the text right after the
@@ -55,6 +62,7 @@ import os
 import re
 import sys
 
+from .exercises import with_exercises
 from .links import link_failures
 from .model import MARKERS, PageError, Region, numbers, parse, read
 from .sources import write_sources
@@ -222,9 +230,12 @@ def expected_lines(root, out_dir, readme, text, times=False, code_only=False, si
                    read_source=None):
     """expected()'s lines, and its regions (Region: kind, marker lines, match) in them. The
     page is parsed once: the lines outside its regions are copied, their model still holds."""
+    slug = chapter_slug(readme)
+    if not code_only:  # (a student copy's release changes only its code blocks)
+        page = parse(text)
+        text = "\n".join(with_exercises(root, readme, page, list(page.lines), slug))
     page = parse(text)
     lines, regions = page.lines, page.regions()
-    slug = chapter_slug(readme)
     results = Results(root, out_dir)
     out, out_regions, moved = [], [], {}  # moved[line of the page] = its line in out
 
