@@ -217,6 +217,9 @@ class Exercises(unittest.TestCase):
         self.assertEqual(b.check(), 0)
         self.assertIn("1. **07.1 A derivation** (implement and derive · 6 points · about 45 "
                       "min).<!--exercise--> Show that\n   it holds.\n", pages.read(b.readme))
+        # On the site the marker goes, the blank after it stays (Doxygen would drop both).
+        site = pages.site_text(b.root, b.out, b.readme, pages.read(b.readme), pages.source_href)
+        self.assertIn("about 45 min). Show that", site)
 
     def test_a_missing_or_unknown_exercise_fails(self):
         one = ("1. **07.1 A derivation** (implement and derive · 6 points · about 45 min)."

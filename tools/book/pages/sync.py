@@ -364,7 +364,9 @@ def site_text(root, out_dir, readme, text, source_href):
         n = e - b + 1
         lines[b:e + 1] = new + [""] * (n - len(new))
     text = "\n".join(lines)
-    return MARKERS["number"].pattern.sub("", text)
+    # Doxygen drops an HTML comment with the blank after it: the exercise marker goes first
+    # ("min). Show", not "min).Show").
+    return MARKERS["number"].pattern.sub("", text.replace("<!--exercise-->", ""))
 
 
 def pages(root):
