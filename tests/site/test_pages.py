@@ -259,9 +259,12 @@ class Rubrics(unittest.TestCase):
     RUBRIC = ("**Rubric (4.5 points).** What earns what.\n\n- 2 points: the prediction.\n"
               "- 2.5 points: the measurement,\n  explained.\n")
 
-    def problems(self, section_07_2, autograded=False):
+    def problems(self, section_07_2, autograded=False, hand_points=None):
         b = Exercises.book(None, "1. **07.1 A derivation** (x).<!--exercise--> a\n"
                                  "2. **07.2 An experiment** (x).<!--exercise--> b\n")
+        if hand_points is not None:
+            b.write("chapters/exercises.toml",
+                    EXERCISES_TOML + f"hand_points = {hand_points}\n")
         b.write("chapters/07-demo/solutions.md",
                 "# Solutions\n\n## 07.1 A derivation (implement and derive)\n\n"
                 "**Rubric (6 points).**\n\n- 6 points: all of it.\n\n"
@@ -280,8 +283,8 @@ class Rubrics(unittest.TestCase):
 
     def test_wrong_rubrics_fail_with_one_line(self):
         for section, says in [
-                ("", "07.2 (hand-graded) has 0 rubrics"),
-                (self.RUBRIC + "\n" + self.RUBRIC, "07.2 (hand-graded) has 2 rubrics"),
+                ("", "07.2 has 0 rubrics"),
+                (self.RUBRIC + "\n" + self.RUBRIC, "07.2 has 2 rubrics"),
                 (self.RUBRIC.replace("(4.5 points)", "(5 points)"),
                  "the rubric of 07.2 is for 5 points; chapters/exercises.toml gives it 4.5"),
                 (self.RUBRIC.replace("2.5 points", "3 points"),
@@ -295,6 +298,14 @@ class Rubrics(unittest.TestCase):
     def test_an_autograded_exercise_has_no_rubric(self):
         self.assertIn("07.2 is autograded", self.problems(self.RUBRIC, autograded=True))
         self.assertEqual(self.problems("", autograded=True), "")
+
+    def test_an_autograded_exercises_questions_have_a_rubric_for_hand_points(self):
+        self.assertEqual(self.problems(self.RUBRIC, autograded=True, hand_points=4.5), "")
+        self.assertIn("07.2 has 0 rubrics", self.problems("", autograded=True, hand_points=4.5))
+        self.assertIn("chapters/exercises.toml gives it 3",
+                      self.problems(self.RUBRIC, autograded=True, hand_points=3))
+        self.assertIn("hand_points is for an autograded exercise",
+                      self.problems(self.RUBRIC, hand_points=4.5))
 
 
 class Links(unittest.TestCase):

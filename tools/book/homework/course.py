@@ -5,7 +5,9 @@ chapter's README, the instructors' table) all read it through this module.
 
 An autograded exercise's points are split over the tests that grade it (hidden ones too when
 they are there) in proportion to `weights` (test name -> weight; a test not named weighs 1):
-the exercise is worth its points whatever number of tests it has. A student's own `grade`,
+the exercise is worth its points whatever number of tests it has. Its questions that no test
+can grade (a derivation, a "why") are worth `hand_points`, graded by hand with the rubric of
+its worked solution, like a hand-graded exercise's `points`. A student's own `grade`,
 without the hidden tests, splits them over the public tests alone.
 
 The student copy holds the file without the weights that name hidden tests (their names are
@@ -72,10 +74,14 @@ def load_exercises(root, path=None):
         if not EXERCISE_ID.fullmatch(i) or i[:2] not in chapters or not isinstance(e, dict):
             errors.append(f"{where}: unknown exercise (ids are NN.M of a chapter chapters/NN-*)")
             continue
-        unknown = set(e) - {"title", "kind", "points", "minutes", "weights"}
+        unknown = set(e) - {"title", "kind", "points", "minutes", "weights", "hand_points"}
         if unknown:
             errors.append(f"{where}: unknown key {sorted(unknown)[0]!r} (keys: title, kind, "
-                          "points, minutes, weights)")
+                          "points, minutes, weights, hand_points)")
+        if "hand_points" in e and not (_number(e["hand_points"]) and
+                                       0 < e["hand_points"] <= 1000):
+            errors.append(f"{where}: hand_points = {e['hand_points']!r}; it takes points > 0 "
+                          "(at most 1000)")
         for key, ok, what in [("title", lambda v: isinstance(v, str) and v.strip()
                                and "*" not in v, "a title (text, no *)"),
                               ("points", lambda v: _number(v) and 0 < v <= 1000,
@@ -137,9 +143,12 @@ def kind_text(kind):
 
 
 def head_text(e):
-    """The head of an exercise's item on its chapter's page, after its bold id and title."""
-    return (f"({kind_text(e['kind'])} · {e['points']:g} point{'' if e['points'] == 1 else 's'}"
-            f" · about {e['minutes']:g} min)")
+    """The head of an exercise's item on its chapter's page, after its bold id and title. An
+    autograded exercise with questions graded by hand (hand_points) shows both parts."""
+    points = f"{e['points']:g} point{'' if e['points'] == 1 else 's'}"
+    if "hand_points" in e:
+        points = f"{e['points']:g} points by its tests + {e['hand_points']:g} by hand"
+    return f"({kind_text(e['kind'])} · {points} · about {e['minutes']:g} min)"
 
 
 WEIGHT_LINE = re.compile(r'^\s*"((?:[^"\\]|\\.)*)"\s*=')

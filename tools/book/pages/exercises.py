@@ -110,15 +110,21 @@ def rubric_problem(e, is_autograded, page, first, end):
     """What is wrong with the rubric in lines [first, end) of a worked solution, or None. A
     hand-graded exercise has exactly one: a paragraph starting **Rubric (N points).**, N its
     points in chapters/exercises.toml, then a list whose items start "- k points:" and add up
-    to N. An autograded one has none (its tests give its points)."""
+    to N. An autograded one has one only for its hand_points (N = hand_points; its tests give
+    its points), none without them."""
     found = [i for i in range(first, end) if not page.in_fence(i) and
              RUBRIC.match(page.lines[i])]
-    if is_autograded:
+    if not is_autograded and "hand_points" in e:
+        return (f"exercise {e['id']} is graded by hand: its points are `points`; hand_points "
+                "is for an autograded exercise's questions")
+    if is_autograded and "hand_points" not in e:
         return (f"line {found[0] + 1}: exercise {e['id']} is autograded (its tests give its "
-                "points); it has no rubric") if found else None
+                "points) and has no hand_points; it has no rubric") if found else None
+    wanted = e["hand_points"] if is_autograded else e["points"]
     if len(found) != 1:
-        return (f"exercise {e['id']} (hand-graded) has {len(found)} rubrics; it needs one: a "
-                "paragraph **Rubric (N points).** and a list of \"- k points: ...\"")
+        return (f"exercise {e['id']} has {len(found)} rubrics for its points graded by hand; "
+                "it needs one: a paragraph **Rubric (N points).** and a list of "
+                "\"- k points: ...\"")
     i = found[0]
     said = float(RUBRIC.match(page.lines[i]).group(1))
     while i < end and not page.lines[i].startswith("- "):  # the rest of the paragraph
@@ -132,9 +138,9 @@ def rubric_problem(e, is_autograded, page, first, end):
                         f"({page.lines[i][:40]!r})")
             items.append(float(m.group(1)))
         i += 1
-    if said != e["points"]:
+    if said != wanted:
         return (f"line {found[0] + 1}: the rubric of {e['id']} is for {said:g} points; "
-                f"chapters/exercises.toml gives it {e['points']:g}")
+                f"chapters/exercises.toml gives it {wanted:g}")
     if not items or abs(sum(items) - said) > 1e-9:
         return (f"line {found[0] + 1}: the items of {e['id']}'s rubric add up to "
                 f"{sum(items):g} points, not {said:g}")
@@ -147,15 +153,24 @@ def exercise_table(root):
     table, auto = _table(root), autograded(root)
     rows = ["| exercise | title | kind | points | minutes | graded |",
             "|---|---|---|--:|--:|---|"]
-    rows += [f"| {i} | {e['title']} | {kind_text(e['kind'])} | {e['points']:g} | "
-             f"{e['minutes']:g} | {'autograded' if i in auto else 'by hand (rubric)'} |"
+    rows += [f"| {i} | {e['title']} | {kind_text(e['kind'])} | "
+             f"{e['points'] + e.get('hand_points', 0):g} | {e['minutes']:g} | {graded(e, auto)} |"
              for i, e in table.items()]
-    points = sum(e["points"] for e in table.values())
+    points = sum(e["points"] + e.get("hand_points", 0) for e in table.values())
     minutes = sum(e["minutes"] for e in table.values())
     auto_points = sum(e["points"] for i, e in table.items() if i in auto)
     rows.append(f"| all | {len(table)} exercises | | {points:g} | {minutes:g} | "
                 f"{auto_points:g} points autograded |")
     return rows
+
+
+def graded(e, auto):
+    """How an exercise is graded, for the instructors' table."""
+    if e["id"] not in auto:
+        return "by hand (rubric)"
+    if "hand_points" in e:
+        return f"autograded ({e['points']:g}) + by hand ({e['hand_points']:g}, rubric)"
+    return "autograded"
 
 
 def table_region(root, page, lines):
