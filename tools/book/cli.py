@@ -107,7 +107,10 @@ def sync_pages():
 def where_it_is():
     """Where the build put the two sites and the PDF."""
     say(f"the reader's site (what would be published): {SITE}")
-    say(f"the instructor's site (with the worked solutions): {SITE_INSTRUCTOR}")
+    if is_student_copy(ROOT):  # no worked solutions here: the reader's site and its guides
+        say(f"the site with the instructors' and students' guides: {SITE_INSTRUCTOR}")
+    else:
+        say(f"the instructor's site (with the worked solutions): {SITE_INSTRUCTOR}")
     say(f"the book as one PDF: {PDF}")
 
 
