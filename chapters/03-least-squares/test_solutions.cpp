@@ -84,7 +84,7 @@ double softmax_dw_v(const attn::AttentionRegressor& p, const MatrixXd& X, const 
   const VectorXd z = attn::attention_matrix(p, X, Normalisation::softmax) * Y;  // z = A Y
   const VectorXd G = (2.0 / double(X.rows())) * (p.w_v * z - Y);  // G = dL/dyhat
   return drop_z ? G.sum()     // the broken code: dL_dw_v += G
-                : G.dot(z);   // the library's: dL_dw_v += G * z
+                : G.dot(z);   // the library's: dL_dw_v += G * problem.z(i)
 }
 // [sol-03-6-dw-v]
 
