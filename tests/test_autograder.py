@@ -43,8 +43,9 @@ from book.build import ROOT
 from book.homework.course import EXERCISES_FILE, load_exercises
 from book.homework.leak_test import distinctive_lines, leaks
 from book.homework.markers import hidden_test_names, scan
+from checks import check, failures
 
-failures = []
+
 measured = []  # (limits, submission, seconds, peak MiB) for the table at the end
 
 # A platform's default limits for a grader: (memory in bytes, CPUs).
@@ -55,12 +56,6 @@ LIMITS = {"Gradescope": (768 * 10**6, 0.5), "PrairieLearn": (2 << 30, 0.9)}
 # from this one).
 TIMEOUT_S = {"Gradescope": 600, "PrairieLearn": 600}
 QUESTION_TIMEOUT_S = 120
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        failures.append(what)
 
 
 def cgroup(platform):

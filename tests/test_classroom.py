@@ -35,18 +35,11 @@ import yaml
 
 from book.build import GRADE_PACKAGES, ROOT
 from book.homework.classroom import WORKFLOW_PATH
+from checks import check, failures
+
 
 USER = "runner"
 CCACHE_DIR = "/var/tmp/book-test-classroom-ccache"  # the runner user's, kept between runs
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        failures.append(what)
-
-
 def ensure_user():
     try:
         pwd.getpwnam(USER)

@@ -25,17 +25,10 @@ from book.build import ROOT
 from book.homework import UsageError, release, staging
 from book.homework.markers import is_student_copy
 from book.homework.staging import Interrupted, write_atomically
+from checks import check, failures
+
 
 BOOK = os.path.join(ROOT, "book")
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-
-
 def tree(path):
     """Every path under `path` (relative), to see that a refusal wrote nothing."""
     out = set()

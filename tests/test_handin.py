@@ -21,20 +21,7 @@ import tempfile
 
 from book.build import ROOT
 from book.homework.course import load_exercises
-
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-
-
-def book(root, *args):
-    return subprocess.run([sys.executable, "-B", "-m", "book.homework", *args],
-                          capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=os.path.join(root, "tools")))
+from checks import book, check, failures
 
 
 HANDIN = """#include <doctest/doctest.h>

@@ -33,21 +33,7 @@ from book.homework.run_tests import run_limited
 from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_copy,
                                    hidden_test_names, parse_regions, read_text, release_text,
                                    scan)
-
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-
-
-def book(root, *args):
-    """The homework tool of the book at `root` (its tools/ on PYTHONPATH)."""
-    return subprocess.run([sys.executable, "-B", "-m", "book.homework", *args],
-                          capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=os.path.join(root, "tools")))
+from checks import book, check, failures
 
 
 def one_line_exit_2(r, what):

@@ -24,14 +24,7 @@ import sys
 
 import platforms
 from book.homework import course, formats
-
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
+from checks import check, failures
 
 
 COMPILER_MESSAGE = ("code/src/bad.cpp:3:10: error: no matching function for call to "

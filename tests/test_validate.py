@@ -21,21 +21,7 @@ from book.homework.markers import book_files, read_text, scan
 from book.homework.staging import sync_tree
 from book.homework.wrong_answers import (MIN_PER_EXERCISE, catalogue_problems, load_catalogue,
                                          parse_catalogue)
-
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-
-
-def book(root, *args):
-    """The homework tool of the book at `root` (its tools/ on PYTHONPATH)."""
-    return subprocess.run([sys.executable, "-B", "-m", "book.homework", *args],
-                          capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=os.path.join(root, "tools")))
+from checks import book, check, failures
 
 
 def refused(text, what):
