@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -347,12 +348,13 @@ void part_waits(Report& report, const std::string& part, const attn::exercise_no
 void finish_program(const fs::path& dir, const Report& report, const std::string& note) {
   if (report.waiting.empty()) return finish_program(dir, report.results, report.text, note);
   Results results = report.results;
-  std::string ids, sections;
+  std::vector<std::string> ids;
+  std::string sections;
   for (const Report::Waiting& w : report.waiting) {
-    if (ids.find(w.exercise) == std::string::npos) ids += (ids.empty() ? "" : " ") + w.exercise;
+    if (std::find(ids.begin(), ids.end(), w.exercise) == ids.end()) ids.push_back(w.exercise);
     sections += (sections.empty() ? "" : "; ") + w.section + " (exercise " + w.exercise + ")";
   }
-  results["exercises_not_done"] = ids;
+  results["exercises_not_done"] = fmt::format("{}", fmt::join(ids, " "));
   finish_program(dir, results, report.text, note);
   throw sections_waiting(fmt::format("waiting for exercises not done yet: {}. The rest ran.",
                                      sections));

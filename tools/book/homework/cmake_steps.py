@@ -1,6 +1,7 @@
 """Build steps CMake runs (python -m book.homework labels|run-chapter): the ctest labels exNN.M
-of a test binary, and a chapter program that in a student copy writes placeholders for an
-exercise not done instead of failing the build."""
+of a test binary, and a chapter program that in a student copy, where some of its sections wait
+for exercises not done, leaves the book's figures in their place instead of failing the
+build."""
 import json
 import os
 import re
