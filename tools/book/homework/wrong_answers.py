@@ -19,6 +19,7 @@ import os
 import re
 
 from book.build import LEAN_BUILD, cmake_build, labels_of, lean_configure, run_ctest, say
+from book.homework.course import claim_of
 from book.homework.markers import ID, book_files, hidden_test_names, read_text, stub_lines
 from book.homework.staging import sync_tree
 
@@ -29,7 +30,6 @@ INCLUDE = re.compile(r"^#include [<\"][^>\"]+[>\"]\s*$")
 MIN_PER_EXERCISE = 6
 ENV = "BOOK_WRONG_ANSWER"
 STUBS = "BOOK_STUBS"  # exercise ids, e.g. "01.6,02.6": those regions throw as in the release
-TEST_PREFIX = re.compile(r"^[\w-]+: ?")  # "06: " / "06:" / "lib: " before a doctest name
 SUITE = re.compile(r'doctest::test_suite\("ex' + ID + r'"\)')
 
 
@@ -199,7 +199,7 @@ def check_wrong_answers(root, files, exercises, base, jobs, log, ids=None):
                             jobs=jobs, log=log, env=dict(plain, **{ENV: w.key}),
                             timeout=120)
             failing = sorted(n for n, (s, _) in res.items() if s == "failed")
-            public = [n for n in failing if TEST_PREFIX.sub("", n) not in hidden]
+            public = [n for n in failing if claim_of(n) not in hidden]
             rejected += bool(failing)
             by_public += bool(public)
             if not res:
