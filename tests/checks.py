@@ -1,6 +1,6 @@
 """What the tests written as Python scripts share (each imports it from beside itself):
 check() prints one line per check and records a failure, book() runs the homework tool of a
-book. A script ends with `sys.exit(1 if failures else 0)`."""
+book, and verdict() ends the script: its last line and exit code."""
 import os
 import subprocess
 import sys
@@ -19,3 +19,9 @@ def book(root, *args):
     return subprocess.run([sys.executable, "-B", "-m", "book.homework", *args],
                           capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=os.path.join(root, "tools")))
+
+
+def verdict():
+    """The last line of a test script, and its exit code: 1 if any check failed."""
+    print(f"{len(failures)} failures")
+    return 1 if failures else 0

@@ -43,7 +43,7 @@ from book.build import ROOT
 from book.homework.course import EXERCISES_FILE, load_exercises
 from book.homework.leak_test import distinctive_lines, leaks
 from book.homework.markers import hidden_test_names, scan
-from checks import check, failures
+from checks import check, verdict
 
 
 measured = []  # (limits, submission, seconds, peak MiB) for the table at the end
@@ -418,8 +418,7 @@ def main():
                 os.rmdir(f"/sys/fs/cgroup/{d}/book-test-{platform.lower()}")
             except OSError:
                 pass
-    print(f"{len(failures)} failures")
-    return 1 if failures else 0
+    return verdict()
 
 
 if __name__ == "__main__":

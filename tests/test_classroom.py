@@ -35,7 +35,7 @@ import yaml
 
 from book.build import GRADE_PACKAGES, ROOT
 from book.homework.classroom import WORKFLOW_PATH
-from checks import check, failures
+from checks import check, verdict
 
 
 USER = "runner"
@@ -160,8 +160,7 @@ def main():
               f"a file that does not compile, on a fresh copy: the reporter still gets the "
               f"result, {exercise['id']} 0 points ({len(mine)} tests), the maximum {got} "
               f"(the stubs' {full})")
-    print(f"{len(failures)} failures")
-    return 1 if failures else 0
+    return verdict()
 
 
 if __name__ == "__main__":

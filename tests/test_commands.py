@@ -25,7 +25,7 @@ from book.build import ROOT
 from book.homework import UsageError, release, staging
 from book.homework.markers import is_student_copy
 from book.homework.staging import Interrupted, write_atomically
-from checks import check, failures
+from checks import check, verdict
 
 
 BOOK = os.path.join(ROOT, "book")
@@ -313,8 +313,7 @@ def main():
         finally:
             staging.sync_tree = real_sync
 
-    print(f"{len(failures)} failures")
-    return 1 if failures else 0
+    return verdict()
 
 
 if __name__ == "__main__":

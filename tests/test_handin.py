@@ -21,7 +21,7 @@ import tempfile
 
 from book.build import ROOT
 from book.homework.course import load_exercises
-from checks import book, check, failures
+from checks import book, check, verdict
 
 
 HANDIN = """#include <doctest/doctest.h>
@@ -92,8 +92,7 @@ def main():
               bool(h) and len(h[0]["tests"]) == 2,
               f"grade --instructor runs the hidden tests ({len(hidden or [])}) and keeps the "
               f"student's hand-in ({h})")
-    print(f"{len(failures)} failures")
-    return 1 if failures else 0
+    return verdict()
 
 
 if __name__ == "__main__":

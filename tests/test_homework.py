@@ -33,7 +33,7 @@ from book.homework.run_tests import run_limited
 from book.homework.markers import (INSTRUCTOR_ONLY, MARKER_FILE, book_files, hidden_copy,
                                    hidden_test_names, parse_regions, read_text, release_text,
                                    scan)
-from checks import book, check, failures
+from checks import book, check, verdict
 
 
 def one_line_exit_2(r, what):
@@ -258,8 +258,7 @@ def main():
     check(hidden and all(n for n in hidden), f"hidden test names are found ({len(hidden)})")
 
     grading_on_python_310()
-    print(f"{len(failures)} failures")
-    return 1 if failures else 0
+    return verdict()
 
 
 def exercise_points():

@@ -24,7 +24,7 @@ import sys
 
 import platforms
 from book.homework import course, formats
-from checks import check, failures
+from checks import check, verdict
 
 
 COMPILER_MESSAGE = ("code/src/bad.cpp:3:10: error: no matching function for call to "
@@ -224,8 +224,7 @@ def main():
     gradescope_checks()
     prairielearn_checks()
     classroom_checks()
-    print(f"{len(failures)} failures")
-    return 1 if failures else 0
+    return verdict()
 
 
 if __name__ == "__main__":
