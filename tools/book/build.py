@@ -19,8 +19,9 @@ BUILD_PACKAGES = ("cmake", "make", "ninja-build", "g++", "ccache", "libeigen3-de
                   "gnuplot-nox", "doxygen", "graphviz", "libjs-mathjax", "fonts-mathjax",
                   "python3", "python3-pygments", "python3-markdown-it", "doxygen-awesome-css",
                   "libjs-lunr", "python3-pylatexenc", "emscripten", "python3-yaml",
-                  # the PDF of the book: Chromium prints the pages, pdfunite joins them
-                  "chromium", "poppler-utils")
+                  # the PDF of the book: Chromium prints the pages, pdfunite joins them;
+                  # a font with Chinese glyphs for the sources' titles and the errata's quotes
+                  "chromium", "poppler-utils", "fonts-noto-cjk")
 # What grading needs (the exercises' tests: no site, no benchmarks), in Debian and Ubuntu alike:
 # ./book grade on a GitHub-hosted runner and the autograder's setup.sh install only these.
 GRADE_PACKAGES = ("cmake", "ninja-build", "g++", "ccache", "libeigen3-dev", "doctest-dev",

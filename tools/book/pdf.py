@@ -7,6 +7,8 @@ homework and About pages), each opened from file:// in headless Chromium (book.b
 formulas typeset, and printed with the site's print style (docs/site.css, "Print"): no
 navigation, search or live-figure controls, figures and code whole. pdfunite (Debian's
 poppler-utils) joins the pages' PDFs into OUT.pdf, written beside it and renamed into place.
+The sources page and the errata quote Chinese: without a font that has Chinese glyphs Chromium
+prints empty boxes for it (and pdftotext still reads the characters), so printing stops first.
 """
 import os
 import pathlib
@@ -61,6 +63,11 @@ def main(argv):
     if not (find_chromium() and shutil.which("pdfunite")):
         print("book.pdf: printing the book needs chromium and pdfunite: "
               "apt-get install chromium poppler-utils", file=sys.stderr)
+        return 1
+    chinese = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True)
+    if not chinese.stdout.strip():
+        print("book.pdf: the book quotes Chinese and no font here has Chinese glyphs (Chromium "
+              "would print boxes): apt-get install fonts-noto-cjk", file=sys.stderr)
         return 1
     start = time.monotonic()
     pages = print_book(argv[1], argv[2])
