@@ -140,6 +140,23 @@ function inspect(path, w, d, mjMessages) {
   }
   // A screen reader reads the page in its language only when the page names it.
   if (!d.documentElement.lang) P("the page does not name its language (<html lang>)");
+  // ... and reads Chinese as Chinese only inside an element that says so (book.pages.site's
+  // chinese_spans); code, headings and links within the book are left out there.
+  if (d.body) {
+    const walker = d.createTreeWalker(d.body, NodeFilter.SHOW_TEXT);
+    let n, seen = 0;
+    while ((n = walker.nextNode()) && seen < 3) {
+      if (!/[\u3400-\u9fff]/.test(n.data)) continue;
+      const p = n.parentElement;
+      if (!p || p.closest("pre, code, h1, h2, h3, h4, h5, h6, .title, a.el, script, style, .navpath")) continue;
+      const lang = (p.closest("[lang]") || d.documentElement).getAttribute("lang") || "";
+      if (!/^zh/.test(lang)) {
+        P("Chinese text not marked lang=\"zh\" (a screen reader reads it as " + (lang || "?") +
+          "): '" + n.data.trim().slice(0, 30) + "'");
+        seen++;
+      }
+    }
+  }
   // MathJax errors
   for (const m of mjMessages) P("MathJax: " + m);
   for (const e of d.querySelectorAll(".merror,.mjx-merror,mjx-merror,.MathJax_Error")) {

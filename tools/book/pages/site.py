@@ -509,12 +509,53 @@ def solution_links(path, text, page=None):
 
 # ---- the site's view --------------------------------------------------------------------------
 
+# Chinese characters and punctuation (CJK ideographs, their symbols and full-width forms).
+CHINESE_RUN = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]+")
+# Where a span cannot go: code, math, comments, HTML tags, links and images (a label becomes
+# a \\ref's quoted text or an image's alt text).
+NOT_PROSE = re.compile(r"`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|<!--.*?-->|<[^<>\n]*>|"
+                       r"!?\[[^\]\n]*\]\([^()\s]*\)", re.S)
+
+
+EXTERNAL_LINK = re.compile(r"\[([^\]\n]*)\]\(([a-z]+:[^()\s]*)\)")
+
+
+def span(run):
+    return '<span lang="zh">%s</span>' % run.group(0)
+
+
+def chinese_spans(text, page=None):
+    """Runs of Chinese in prose get <span lang="zh">, so a screen reader reads them in Chinese
+    and the browser picks Chinese glyph forms (WCAG 3.1.2, language of parts); headings, code,
+    math and the labels of links within the book (a \\ref's quoted text) are left as they
+    are. Line count kept."""
+    page = page or parse(text)
+    headings = {h.line for h in page.headings}
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if i in headings or page.in_fence(i) or not CHINESE_RUN.search(line):
+            continue
+        out, at = [], 0
+        for m in list(NOT_PROSE.finditer(line)) + [None]:
+            end = m.start() if m else len(line)
+            out.append(CHINESE_RUN.sub(span, line[at:end]))
+            if m:
+                # an outside link with a Chinese label (a source's title) is Chinese as a
+                # whole: Doxygen prints a tag inside a link label as text
+                outside = EXTERNAL_LINK.fullmatch(m.group(0))
+                out.append('<span lang="zh">%s</span>' % m.group(0)
+                           if outside and CHINESE_RUN.search(outside.group(1)) else m.group(0))
+                at = m.end()
+        lines[i] = "".join(out)
+    return "\n".join(lines)
+
+
 def site_markdown(path, text, out_dir, build_info=None, root=ROOT):
     """What Doxygen reads of a page of the book in `root` (the repository, or for the reader's
     site the student copy, whose code is the stubs), and its model: the build's code, output
     and numbers (book.pages.sync), heading ids and chapter links, figure captions, live
-    figures, the About page's version and citation (book.pages.about, from build_info), test
-    links.
+    figures, the About page's version and citation (book.pages.about, from build_info), the
+    language of Chinese runs, test links.
     The page is parsed once the build's regions are in; the steps after change lines, not
     blocks, so they all read that one model (reparsed only if a step adds lines)."""
     try:
@@ -525,6 +566,7 @@ def site_markdown(path, text, out_dir, build_info=None, root=ROOT):
     text = figure_captions(text, page)
     text = live_figures(text, page)
     text = about_parts(text, page, root, build_info)
+    text = chinese_spans(text, page)
     text = chapter_links(path, text, page, root)
     linked = solution_links(path, text, page)
     if linked.count("\n") != text.count("\n"):
