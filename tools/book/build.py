@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 
 # tools/book/build.py: the book is two folders up from the package.
@@ -35,9 +36,25 @@ TEST_PACKAGES = ("npm", "python3-jsonschema", "qemu-user", "python3-tomli")
 BENCH_PACKAGES = ("python3-torch", "python3-numpy", "libopenblas0-pthread")
 
 
+# (start time, message) of each stage said so far: a slow stage shows in ./book's own output.
+STAGES = []
+
+
 def say(message):
-    print(f"\033[1m==> {message}\033[0m" if sys.stderr.isatty() else f"==> {message}",
-          file=sys.stderr, flush=True)
+    """Starts a stage: its message, with the time since the command started."""
+    now = time.monotonic()
+    STAGES.append((now, message))
+    line = f"==> [{now - STAGES[0][0]:5.0f} s] {message}"
+    print(f"\033[1m{line}\033[0m" if sys.stderr.isatty() else line, file=sys.stderr, flush=True)
+
+
+def stage_times():
+    """Each stage said so far and how long it took (the last one until now), then the total."""
+    if not STAGES:
+        return ""
+    ends = [t for t, _ in STAGES[1:]] + [time.monotonic()]
+    rows = [f"  {end - start:6.0f} s  {message}" for (start, message), end in zip(STAGES, ends)]
+    return "\n".join(rows + [f"  {ends[-1] - STAGES[0][0]:6.0f} s  in all"])
 
 
 def jobs():

@@ -15,7 +15,7 @@ import sys
 
 from book.build import (BENCH_PACKAGES, BUILD_PACKAGES, GRADE_PACKAGES, ROOT, TEST_PACKAGES,
                         build, build_targets, chapter_numbers, configure, ctest, ensure_packages,
-                        exit_code, jobs, run_or_exit, say)
+                        exit_code, jobs, run_or_exit, say, stage_times)
 from book.homework.__main__ import main as homework_main
 from book.homework.markers import is_student_copy
 
@@ -303,7 +303,10 @@ def main(argv):
             require_chapter("test", args[0])
             book_test_chapter(args[0])
         else:
-            book_test()
+            try:
+                book_test()
+            finally:  # also when a stage fails: how far it got, and how long each part took
+                print("time per stage:\n" + stage_times(), file=sys.stderr)
     elif command == "run":
         book_run(args)
     elif command == "bench":
