@@ -23,7 +23,8 @@ Runs (--quick, or ARGS of --quick-args):
   space, where the set of files is the same; integers are decimal (`--seed 010` records seed
   10, and a different seed gives a different results.json);
 - output.txt holds no nan or inf;
-- a slow run (ARGS of --slow-args) stopped by SIGINT or SIGTERM ends by that signal and leaves
+- a slow run (ARGS of --slow-args) stopped by SIGINT or SIGTERM (SIGINT also to a run started
+  with SIGINT ignored, as a script's background job is) ends by that signal and leaves
   the earlier complete set in --out byte for byte, with nothing new beside it;
 - as root, a run on a full filesystem (a small tmpfs) fails with one line on stderr and leaves
   the earlier set as it was; skipped where a tmpfs cannot be mounted.
@@ -60,6 +61,11 @@ def default_signals():
     # A program started from a non-interactive shell's background job inherits SIGINT ignored;
     # the contract is about a program that can be interrupted.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def background_job():
+    # as a non-interactive shell starts `program &`
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 OUTPUT_KEPT = 1 << 20  # bytes of a run's stdout and stderr read back (a --help is 2 KiB)
@@ -246,21 +252,24 @@ class Contract:
             return skip("no --slow-args, so no run to interrupt")
         if not self.reference:
             return skip("no complete run to keep")
-        # Both signals at once, each to its own run: one wait of 1.5 s instead of two.
+        # The signals at once, each to its own run: one wait of 1.5 s instead of three. The
+        # third run starts as a script's background job does, with SIGINT ignored; a SIGINT
+        # sent to its pid alone (kill -INT, a supervisor) must stop it all the same.
         runs = []
-        for sig in [signal.SIGINT, signal.SIGTERM]:
-            parent = self.dir(f"signal-{sig.name}")
+        for sig, how in [(signal.SIGINT, default_signals), (signal.SIGTERM, default_signals),
+                         (signal.SIGINT, background_job)]:
+            parent = self.dir(f"signal-{sig.name}-{how.__name__}")
             out = os.path.join(parent, "out")
             shutil.copytree(self.reference, out)
             before = tree(parent)
             log = open(os.path.join(self.tmp, f"slow-{sig.name}.log"), "w")
             p = subprocess.Popen([self.binary, *self.slow, "--seed", "7", "--out", out],
-                                 stdout=log, stderr=log, preexec_fn=default_signals,
+                                 stdout=log, stderr=log, preexec_fn=how,
                                  start_new_session=True)
-            runs.append((sig, parent, before, p, log))
+            runs.append((sig, how, parent, before, p, log))
         time.sleep(1.5)
         ended = []
-        for sig, parent, before, p, log in runs:
+        for sig, how, parent, before, p, log in runs:
             still_running = p.poll() is None
             p.send_signal(sig)
             try:
@@ -269,10 +278,12 @@ class Contract:
                 os.killpg(p.pid, signal.SIGKILL)
                 code = p.wait()
             log.close()
-            ended.append((sig, parent, before, still_running, code))
+            ended.append((sig, how, parent, before, still_running, code))
         time.sleep(0.2)  # a figure being drawn when the run stopped may still be ending
-        for sig, parent, before, still_running, code in ended:
-            what = f"{shlex.join(self.slow)} stopped by {sig.name}"
+        for sig, how, parent, before, still_running, code in ended:
+            what = f"{shlex.join(self.slow)} stopped by {sig.name}" + (
+                " sent to its pid alone, started with SIGINT ignored (a script's background job)"
+                if how is background_job else "")
             check(still_running, f"{what}: still running after 1.5 s (if not, choose slower --slow-args)")
             check(code == -sig, f"{what}: ends by the signal (exit status {code})")
             after = tree(parent)

@@ -45,11 +45,21 @@ struct Staging {
 };
 std::optional<Staging> staging;
 
-// In the watcher process: the run it waits for, to pass on a signal.
+// In the watcher process: the run it waits for, to pass on a signal; the signal that stopped
+// it (0 while none did), which the watcher then ends by; whether SIGINT came in ignored.
 volatile pid_t watched_run = 0;
+volatile sig_atomic_t stopped_by = 0;
+volatile sig_atomic_t sigint_came_ignored = 0;
 
-extern "C" void pass_on_signal(int signal) {
-  if (watched_run > 0) ::kill(watched_run, signal);
+// A shell starts a script's background job with SIGINT ignored, so that Ctrl-C in the terminal
+// (sent by the kernel to the whole group) leaves it running. A SIGINT that a process sends to
+// this pid alone (kill -INT, a supervisor) still stops the run, as Ctrl-C stops a foreground
+// one. The run inherited the ignored SIGINT, so it is stopped with SIGTERM.
+extern "C" void pass_on_signal(int signal, siginfo_t* info, void*) {
+  const bool sent_by_a_process = info && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
+  if (signal == SIGINT && sigint_came_ignored && !sent_by_a_process) return;
+  stopped_by = signal;
+  if (watched_run > 0) ::kill(watched_run, signal == SIGINT && sigint_came_ignored ? SIGTERM : signal);
 }
 
 // The set a chapter program writes, so that a swap never deletes anything else.
@@ -107,12 +117,15 @@ fs::path old_set_name(const fs::path& dir) { return dir.string() + "-old"; }
 [[noreturn]] void watch(pid_t run, const fs::path& dir, const std::vector<fs::path>& created) {
   watched_run = run;
   struct sigaction action {}, before {};
-  action.sa_handler = pass_on_signal;
+  action.sa_sigaction = pass_on_signal;
+  action.sa_flags = SA_SIGINFO;
   sigemptyset(&action.sa_mask);
   for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
     ::sigaction(signal, nullptr, &before);
-    // A signal the shell told us to ignore (SIGINT for a background job) stays ignored.
-    if (before.sa_handler != SIG_IGN) ::sigaction(signal, &action, nullptr);
+    const bool ignored = before.sa_handler == SIG_IGN;
+    if (signal == SIGINT) sigint_came_ignored = ignored;
+    // An ignored SIGTERM or SIGHUP (nohup) stays ignored; SIGINT: see pass_on_signal.
+    if (!ignored || signal == SIGINT) ::sigaction(signal, &action, nullptr);
   }
   int status = 0;
   while (::waitpid(run, &status, 0) < 0 && errno == EINTR) {
@@ -127,8 +140,9 @@ fs::path old_set_name(const fs::path& dir) { return dir.string() + "-old"; }
   const bool finished = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (!finished)
     for (const fs::path& made : created) fs::remove(made, ignored);  // only if empty
-  if (WIFSIGNALED(status)) {
-    const int signal = WTERMSIG(status);
+  // A run that finished before the signal reached it counts as finished.
+  if (!finished && (stopped_by != 0 || WIFSIGNALED(status))) {
+    const int signal = stopped_by != 0 ? static_cast<int>(stopped_by) : WTERMSIG(status);
     std::signal(signal, SIG_DFL);
     ::raise(signal);
   }
