@@ -13,7 +13,8 @@ exercise it does not grade. Waiting for one of its own exercises fails it.
 Usage errors (exit 2, exactly one line on stderr naming the option, nothing written):
 - each --bad pair, an unknown flag, an --out under a file;
 - `--out --quick` (a forgotten value): no directory named --quick appears;
-- an --out that is a file, an existing directory that is not an earlier output set (it holds
+- an --out that is a file, a symbolic link that leads nowhere (or to itself), a mount point
+  (as root: a read-only tmpfs), an existing directory that is not an earlier output set (it holds
   notes.md), an output set whose results.json is a directory: all left as they were.
 
 Runs (--quick, or ARGS of --quick-args):
@@ -111,11 +112,15 @@ def tree(path):
             return f.read()
     out = {}
     for root, dirs, files in os.walk(path):
-        for name in dirs:
-            out[os.path.relpath(os.path.join(root, name), path)] = None
-        for name in files:
-            with open(os.path.join(root, name), "rb") as f:
-                out[os.path.relpath(os.path.join(root, name), path)] = f.read()
+        for name in dirs + files:
+            full = os.path.join(root, name)
+            if os.path.islink(full):  # symbolic links by target (some lead nowhere)
+                out[os.path.relpath(full, path)] = "-> " + os.readlink(full)
+            elif name in dirs:
+                out[os.path.relpath(full, path)] = None
+            else:
+                with open(full, "rb") as f:
+                    out[os.path.relpath(full, path)] = f.read()
     return out
 
 
@@ -189,11 +194,29 @@ class Contract:
             f.write("not a directory\n")
         odd_set = os.path.join(parent, "odd-set")
         os.makedirs(os.path.join(odd_set, "results.json"))
+        loop, dangling = os.path.join(parent, "loop"), os.path.join(parent, "dangling")
+        os.symlink(loop, loop)
+        os.symlink(os.path.join(parent, "nowhere", "out"), dangling)
         before = tree(parent)
         for out, what in [(notes, "--out holding notes.md"), (a_file, "--out naming a file"),
-                          (odd_set, "--out whose results.json is a directory")]:
+                          (odd_set, "--out whose results.json is a directory"),
+                          (loop, "--out naming a symbolic link to itself"),
+                          (dangling, "--out naming a symbolic link that leads nowhere")]:
             usage_error_case(self.binary, self.quick + ["--out", out], "--out", what)
         check(tree(parent) == before, "such an --out is left as it was, nothing added beside it")
+        if os.geteuid() != 0:
+            return skip("not root, so no filesystem to mount for --out")
+        # The top of a filesystem cannot be renamed away: refused before the run, not after.
+        top = self.dir("mount-point")
+        m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", top],
+                           capture_output=True, text=True)
+        if m.returncode != 0:
+            return skip(f"cannot mount a tmpfs: {m.stderr.strip()[:200]}")
+        try:
+            usage_error_case(self.binary, self.quick + ["--out", top], "--out",
+                             "--out naming a mount point (a read-only filesystem's top)")
+        finally:
+            subprocess.run(["umount", top])
 
     def same_seed_same_results(self):
         parent = self.dir("runs")

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -280,10 +281,22 @@ fs::path begin_output(const fs::path& given) {
   if (out == out.root_path())
     throw usage_error("--out", "must not be the root directory (got '" + text + "')");
   std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(out, ec))) {
+    const fs::path target = fs::canonical(out, ec);
+    if (ec)
+      throw usage_error("--out", "'" + text + "' is a symbolic link that leads nowhere (" +
+                                     ec.message() + "); name a directory");
+    out = target;  // a run replaces the directory the link names, not the link
+  }
   const fs::file_status status = fs::status(out, ec);
   if (fs::exists(status)) {
     if (!fs::is_directory(status))
       throw usage_error("--out", "'" + text + "' exists and is not a directory");
+    struct stat self {}, parent {};
+    if (::stat(out.c_str(), &self) == 0 && ::stat(out.parent_path().c_str(), &parent) == 0 &&
+        self.st_dev != parent.st_dev)
+      throw usage_error("--out", "'" + text + "' is a mount point (the top of a filesystem), "
+                                     "which a run cannot replace; name a directory inside it");
     const std::string why = not_an_output_set(out);
     if (!why.empty())
       throw usage_error("--out", "'" + text + "' is not an earlier output directory (" + why +
