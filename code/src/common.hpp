@@ -4,6 +4,7 @@
 // way to add a bias to every row.
 
 #include <Eigen/Core>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
@@ -43,6 +44,21 @@ inline Eigen::MatrixXd add_to_rows(Eigen::MatrixXd M, const Eigen::VectorXd& b,
                                     ", expected " + std::to_string(M.cols()));
   M.rowwise() += b.transpose();
   return M;
+}
+
+// The exponent e with max|M| = m 2^e, m in [0.5, 1); 0 for a zero or empty M.
+inline int largest_exponent(const Eigen::Ref<const Eigen::MatrixXd>& M) {
+  int e = 0;
+  if (M.size() > 0) std::frexp(M.cwiseAbs().maxCoeff(), &e);
+  return e;
+}
+
+// M 2^k, exact but for entries that become subnormal (far below eps of the largest). A
+// factorisation that squares entries (Householder, X^T X) gets M 2^-largest_exponent(M):
+// its squares then neither overflow nor underflow, whatever the scale of M.
+template <class Derived>
+auto times_power_of_two(const Eigen::MatrixBase<Derived>& M, int k) {
+  return M.unaryExpr([k](double x) { return std::ldexp(x, k); }).eval();
 }
 
 }  // namespace attn::detail

@@ -2,6 +2,7 @@
 // recompiles only this file.
 #include "attn/exercise.hpp"
 #include "attn/least_squares.hpp"
+#include "common.hpp"
 #include "thin_q.hpp"
 
 namespace attn {
@@ -9,8 +10,11 @@ namespace attn {
 using detail::thin_q;
 using Eigen::MatrixXd;
 
-MatrixXd hat_matrix(const Eigen::Ref<const MatrixXd>& X) {
-  require_full_column_rank(X);
+MatrixXd hat_matrix(const Eigen::Ref<const MatrixXd>& X_given) {
+  require_full_column_rank(X_given);
+  // X scaled by a power of two (exactly; H depends on its columns' span only) so that its
+  // largest entry is near 1: a factorisation squares entries.
+  const MatrixXd X = detail::times_power_of_two(X_given, -detail::largest_exponent(X_given));
   // BEGIN SOLUTION 03.1
   // [hat-matrix]
   const MatrixXd Q1 = thin_q(Eigen::HouseholderQR<MatrixXd>(X));

@@ -78,10 +78,15 @@ void require_full_column_rank(const Eigen::Ref<const MatrixXd>& X) {
   require_full_rank(singular_values(X), X);
 }
 
-VectorXd least_squares_qr(const Eigen::Ref<const MatrixXd>& X,
-                          const Eigen::Ref<const VectorXd>& Y) {
-  require_full_column_rank(X);
-  require_targets(X, Y);
+VectorXd least_squares_qr(const Eigen::Ref<const MatrixXd>& X_given,
+                          const Eigen::Ref<const VectorXd>& Y_given) {
+  require_full_column_rank(X_given);
+  require_targets(X_given, Y_given);
+  // X and Y scaled alike by a power of two (exactly; beta stays the same) so that X's largest
+  // entry is near 1: a Householder step squares entries.
+  const int e = detail::largest_exponent(X_given);
+  const MatrixXd X = detail::times_power_of_two(X_given, -e);
+  const VectorXd Y = detail::times_power_of_two(Y_given, -e);
   // [ls-qr]
   // X = Q_1 T: minimising |Y - X b| = |Q_1^T Y - T b| (plus a part b cannot change)
   // leaves the triangular system T b = Q_1^T Y. X^T X is never formed.
@@ -100,10 +105,14 @@ VectorXd least_squares_svd(const Eigen::Ref<const MatrixXd>& X,
   return svd.V * (svd.U.transpose() * Y).cwiseQuotient(svd.s);
 }
 
-VectorXd least_squares_normal_equations(const Eigen::Ref<const MatrixXd>& X,
-                                        const Eigen::Ref<const VectorXd>& Y) {
-  require_full_column_rank(X);
-  require_targets(X, Y);
+VectorXd least_squares_normal_equations(const Eigen::Ref<const MatrixXd>& X_given,
+                                        const Eigen::Ref<const VectorXd>& Y_given) {
+  require_full_column_rank(X_given);
+  require_targets(X_given, Y_given);
+  // Scaled as in least_squares_qr: X^T X squares every entry.
+  const int e = detail::largest_exponent(X_given);
+  const MatrixXd X = detail::times_power_of_two(X_given, -e);
+  const VectorXd Y = detail::times_power_of_two(Y_given, -e);
   // (X^T X) b = X^T Y by Cholesky: kappa(X^T X) = kappa(X)^2.
   const MatrixXd G = X.transpose() * X;
   const Eigen::LLT<MatrixXd> chol(G);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "common.hpp"
+
 namespace attn {
 
 ThinSvd thin_svd(const Eigen::Ref<const Eigen::MatrixXd>& X) {
@@ -15,7 +17,11 @@ Eigen::VectorXd singular_values(const Eigen::Ref<const Eigen::MatrixXd>& M) {
   using Eigen::MatrixXd;
   // A tall copy (the transpose has the same singular values), then X = Q R: R (k x k) keeps
   // them, and the symmetric J = [0 R; R^T 0] has eigenvalues +sigma_i and -sigma_i.
-  const MatrixXd X = M.rows() >= M.cols() ? MatrixXd(M) : MatrixXd(M.transpose());
+  // ... scaled by a power of two, exactly, so that the factorisation's squares neither
+  // overflow nor underflow; the singular values are scaled back at the end.
+  const int e = detail::largest_exponent(M);
+  const MatrixXd X = detail::times_power_of_two(
+      M.rows() >= M.cols() ? MatrixXd(M) : MatrixXd(M.transpose()), -e);
   const Eigen::Index k = X.cols();
   if (k == 0) return Eigen::VectorXd();
   const MatrixXd R = Eigen::HouseholderQR<MatrixXd>(X)
@@ -30,7 +36,7 @@ Eigen::VectorXd singular_values(const Eigen::Ref<const Eigen::MatrixXd>& M) {
   Eigen::VectorXd s = Eigen::SelfAdjointEigenSolver<MatrixXd>(J, Eigen::EigenvaluesOnly)
                           .eigenvalues()
                           .tail(k);
-  s = s.cwiseAbs();
+  s = detail::times_power_of_two(s.cwiseAbs(), e);
   std::sort(s.begin(), s.end(), std::greater<>());
   return s;
 }
