@@ -110,6 +110,42 @@ TEST_SUITE("ch04") {
       }
   }
 
+  TEST_CASE(
+      "with features in two units the whitened inputs change but their inner products do "
+      "not") {
+    for (const auto seed : seeds)
+      for (const Shape s : shapes) {
+        if (s.d < 2) continue;  // two units need two features
+        attn::Rng rng(seed);
+        const ch04::UnitsProblem p = ch04::units_problem(s.n, s.d, 7, rng);
+        // The whitened queries L x_q (d x m), up to the sign of each singular vector.
+        const auto whitened = [&](const VectorXd& factors) {
+          const MatrixXd D = factors.asDiagonal();
+          return MatrixXd(attn::whitening_map(p.X * D) * (p.X_query * D).transpose());
+        };
+        const auto inner_products = [&](const VectorXd& factors) {
+          const MatrixXd D = factors.asDiagonal();
+          const MatrixXd keys = attn::whitening_map(p.X * D) * (p.X * D).transpose();
+          return MatrixXd(whitened(factors).transpose() * keys);
+        };
+        const VectorXd amperes = VectorXd::Ones(s.d);
+        // Feature 0 in mA, the others in A; and, for contrast, all of them in mA.
+        VectorXd two_units = amperes;
+        two_units(0) = 1e3;
+        const VectorXd one_unit = VectorXd::Constant(s.d, 1e3);
+        const double tol = tolerance(p.X) * gap_factor(p.X);
+        // One unit for all features: L x is the same numbers (the unit cancels).
+        CHECK(ch04::relative_change(whitened(one_unit).cwiseAbs(),
+                                    whitened(amperes).cwiseAbs()) <= tol);
+        // Two units: the axes of X D are not those of X, and L x changes by order one ...
+        CHECK(ch04::relative_change(whitened(two_units).cwiseAbs(),
+                                    whitened(amperes).cwiseAbs()) > 0.1);
+        // ... while the inner products x_q^T (X^T X)^-1 x_j, the scores, stay the same.
+        CHECK(ch04::relative_change(inner_products(two_units), inner_products(amperes)) <=
+              tolerance(p.X * two_units.asDiagonal()));
+      }
+  }
+
   TEST_CASE("a change of units of x leaves least-squares predictions unchanged") {
     for (const auto seed : seeds)
       for (const Shape s : shapes) {
