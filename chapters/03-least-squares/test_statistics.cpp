@@ -166,6 +166,25 @@ TEST_SUITE("ch03") {
           c_nd(n, d) * kappa * kappa * eps);
   }
 
+  TEST_CASE("least absolute deviations refuses a shape it cannot fit, with a message") {
+    attn::Rng rng(306);
+    const MatrixXd wide = attn::random_normal(3, 5, rng);  // fewer rows than columns
+    const MatrixXd X = attn::random_normal(8, 2, rng);
+    // (both once ended in a segfault, reading past the rows)
+    CHECK_THROWS_WITH_AS(ch03::least_absolute_deviations(wide, VectorXd::Zero(3)),
+                         doctest::Contains("at least as many samples as features"),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(ch03::least_absolute_deviations(X, VectorXd::Zero(5)),
+                         doctest::Contains("X has 8 rows, Y 5 entries"), std::invalid_argument);
+    VectorXd Y = VectorXd::Zero(8);
+    Y(3) = std::numeric_limits<double>::quiet_NaN();
+    CHECK_THROWS_AS(ch03::least_absolute_deviations(X, Y), std::invalid_argument);
+    MatrixXd twice(8, 2);
+    twice << X.col(0), X.col(0);  // rank 1
+    CHECK_THROWS_WITH_AS(ch03::least_absolute_deviations(twice, VectorXd::Zero(8)),
+                         doctest::Contains("full column rank"), std::invalid_argument);
+  }
+
   TEST_CASE(
       "least absolute deviations is exact: the median for an intercept, a minimum") {
     // 1. With one column of ones, sum_i |y_i - b| is minimised by the median of Y (n odd).
