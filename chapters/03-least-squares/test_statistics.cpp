@@ -332,9 +332,9 @@ TEST_SUITE("ch03") {
       "n (X^T X)^-1 inverts a covariance only for centred X and a correlation if "
       "scaled") {
     // (X^T X)^-1 = n^-1 (X^T X / n)^-1, and X^T X / n is the second-moment matrix: it
-    // equals the covariance Sigma (1/n convention) plus m m^T, m the column means. Only
-    // centred columns make it Sigma; only centred columns scaled to unit variance make it
-    // the correlation matrix R, R_ij = Sigma_ij / sqrt(Sigma_ii Sigma_jj).
+    // equals the covariance matrix Cov (1/n convention) plus m m^T, m the column means. Only
+    // centred columns make it Cov; only centred columns scaled to unit variance make it
+    // the correlation matrix R, R_ij = Cov_ij / sqrt(Cov_ii Cov_jj).
     const Index n = 200, d = 3;
     attn::Rng rng(307);
     MatrixXd X = samples(n, d, rng);
@@ -343,14 +343,14 @@ TEST_SUITE("ch03") {
     X.col(2) = X.col(2) + 0.5 * X.col(0);   // correlated with column 0
     const double nn = static_cast<double>(n);
     const VectorXd m = X.colwise().mean();
-    MatrixXd Sigma = MatrixXd::Zero(d, d);  // by its definition, one sample at a time
+    MatrixXd Cov = MatrixXd::Zero(d, d);  // by its definition, one sample at a time
     for (Index i = 0; i < n; ++i) {
       const VectorXd c = X.row(i).transpose() - m;
-      Sigma += c * c.transpose() / nn;
+      Cov += c * c.transpose() / nn;
     }
-    const VectorXd sd = Sigma.diagonal().cwiseSqrt();
+    const VectorXd sd = Cov.diagonal().cwiseSqrt();
     const MatrixXd R =
-        sd.cwiseInverse().asDiagonal() * Sigma * sd.cwiseInverse().asDiagonal();
+        sd.cwiseInverse().asDiagonal() * Cov * sd.cwiseInverse().asDiagonal();
     const MatrixXd Xc = X.rowwise() - m.transpose();
     const MatrixXd Z = Xc * sd.cwiseInverse().asDiagonal();
     // The matrices have entries up to ~200 and condition numbers below ~1e3 (checked), so
@@ -362,10 +362,10 @@ TEST_SUITE("ch03") {
     CHECK(attn::condition_number(X) < 1e3);
     CHECK(attn::condition_number(Xc) < 1e3);
     CHECK(attn::condition_number(Z) < 1e3);
-    CHECK(rel(X.transpose() * X / nn, Sigma + m * m.transpose()) <= tol);
-    CHECK(rel(nn * xtx_inverse(Xc), Sigma.inverse()) <= tol);  // centred: covariance
+    CHECK(rel(X.transpose() * X / nn, Cov + m * m.transpose()) <= tol);
+    CHECK(rel(nn * xtx_inverse(Xc), Cov.inverse()) <= tol);  // centred: covariance
     CHECK(rel(nn * xtx_inverse(Z), R.inverse()) <= tol);       // and scaled: correlation
-    CHECK(rel(nn * xtx_inverse(X), Sigma.inverse()) > 0.1);    // raw: neither
+    CHECK(rel(nn * xtx_inverse(X), Cov.inverse()) > 0.1);    // raw: neither
     CHECK(rel(nn * xtx_inverse(X), R.inverse()) > 0.1);
     CHECK(rel(nn * xtx_inverse(Xc), R.inverse()) > 0.1);  // centred only: not correlation
   }
