@@ -354,6 +354,27 @@ TEST_SUITE("ch02") {
       }
   }
 
+  TEST_CASE("the scores x_i W_Q W_K^T x_j are not the tokens' inner products") {
+    attn::Rng rng(8);
+    const Index n = 6, d = 4;
+    const MatrixXd X = attn::random_normal(n, d, rng);
+    const MatrixXd W_Q = attn::random_normal(d, d, rng), W_K = attn::random_normal(d, d, rng);
+    const MatrixXd S = (X * W_Q) * (X * W_K).transpose();
+    // The bilinear form of W_Q W_K^T, to rounding of sums of d products of size ~10:
+    CHECK(max_abs(S - X * (W_Q * W_K.transpose()) * X.transpose()) <= 1e-12);
+    // ...which is neither the tokens' inner products nor symmetric in the two tokens.
+    CHECK(max_abs(S - X * X.transpose()) > 0.1);
+    CHECK(max_abs(S - S.transpose()) > 0.1);
+    // Column m of X W_Q is each token's inner product with column m of W_Q. The token's
+    // coordinates c in the basis of those columns solve x = c W_Q^T, c = x W_Q^{-T}: the
+    // same only for an orthogonal W_Q.
+    const MatrixXd coordinates = X * W_Q.transpose().inverse();
+    CHECK(max_abs(coordinates * W_Q.transpose() - X) <= 1e-10);
+    CHECK(max_abs(X * W_Q - coordinates) > 0.1);
+    const MatrixXd O = W_Q.householderQr().householderQ();  // an orthogonal matrix
+    CHECK(max_abs(X * O - X * O.transpose().inverse()) <= 1e-12);
+  }
+
   TEST_CASE(
       "a compact kernel with no key in range is an error naming the query, not NaN" *
       doctest::test_suite("ex02.6")) {
