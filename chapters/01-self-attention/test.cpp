@@ -271,6 +271,32 @@ TEST_SUITE("ch01") {
     }
   }
 
+  TEST_CASE("Var(q.k) = d needs independent entries of variance 1: other keys give 4d or 2d") {
+    // The sqrt(d) argument's assumption, broken twice at d = 64: keys with entries of
+    // variance 4 (Var = 4d), and keys equal to the queries, not independent of them
+    // (q.q is a chi-square with d degrees of freedom: Var = 2d). The sample variance's
+    // standard error is about 1.5% of either value; 10% is generous, and Var = d, the
+    // law without the assumption, misses by 75% and 50%.
+    attn::Rng rng(2025);
+    const long S = 20000, d = 64;
+    const auto variance = [&](auto key) {
+      double sum = 0, sum_sq = 0;
+      for (long s = 0; s < S; ++s) {
+        const VectorXd q = attn::random_normal(d, 1, rng);
+        const double x = q.dot(key(q));
+        sum += x;
+        sum_sq += x * x;
+      }
+      const double mean = sum / S;
+      return (sum_sq - S * mean * mean) / (S - 1);
+    };
+    const double wide =
+        variance([&](const VectorXd&) { return VectorXd(2 * attn::random_normal(d, 1, rng)); });
+    const double same = variance([](const VectorXd& q) { return q; });
+    CHECK(wide == doctest::Approx(4.0 * d).epsilon(0.1));
+    CHECK(same == doctest::Approx(2.0 * d).epsilon(0.1));
+  }
+
   TEST_CASE("attention divides the scores by sqrt(d_k)") {
     // The reference is computed here without the library: exp of the scaled scores,
     // normalised per row.
