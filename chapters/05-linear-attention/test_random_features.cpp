@@ -121,6 +121,7 @@ TEST_SUITE("ch05") {
     }
     VectorXd q, k;
     ch05::pair_with_product(d, 0.7, 0.2, q, k);
+    CHECK((q + k).squaredNorm() == doctest::Approx(1.38));  // the README quotes it
     const double truth = std::exp(0.2);
     const int trials = 400000;
     const VectorXd ort =
