@@ -51,6 +51,48 @@ TEST_SUITE("ch01") {
     CHECK(ch01::words[std::size_t(nearest)] == "cat");
   }
 
+  TEST_CASE("dropping the square root changes no ranking by distance") {
+    // The square root is increasing, so the squared distance orders candidates exactly as the
+    // distance does (the course notes say the root cannot be dropped). Every word of the toy
+    // picture against every other, and random candidates in d = 300.
+    const auto order = [](const VectorXd& score) {
+      std::vector<Index> idx(std::size_t(score.size()));
+      for (Index i = 0; i < score.size(); ++i) idx[std::size_t(i)] = i;
+      std::stable_sort(idx.begin(), idx.end(),
+                       [&](Index a, Index b) { return score(a) < score(b); });
+      return idx;
+    };
+    const MatrixXd E = ch01::word_embeddings();
+    attn::Rng rng(3);
+    const MatrixXd R = attn::random_normal(50, 300, rng);
+    for (const MatrixXd* candidates : {&E, &R})
+      for (Index query = 0; query < candidates->rows(); ++query) {
+        const VectorXd sq_dist =
+            (candidates->rowwise() - candidates->row(query)).rowwise().squaredNorm();
+        // Nearest first by squared distance is nearest first by distance too (ties of the
+        // rounded roots allowed).
+        const std::vector<Index> nearest_first = order(sq_dist);
+        CHECK(std::is_sorted(nearest_first.begin(), nearest_first.end(), [&](Index a, Index b) {
+          return std::sqrt(sq_dist(a)) < std::sqrt(sq_dist(b));
+        }));
+      }
+  }
+
+  TEST_CASE("a key orthogonal to the query gets a positive weight and more than a key pointing away") {
+    // The course notes read a dot product of 0 as "no relation at all". Softmax turns a
+    // score of 0 into an ordinary positive weight, larger than the weight of a negative
+    // score. The toy sentence without a mask: qi . jin = 0 and qi . hen = -4 (scores 0 and
+    // -2 after the scale 1/sqrt(4)).
+    const MatrixXd X = ch01::sentence_embeddings();
+    const Index jin = 0, qi = 3, hen = 4;
+    REQUIRE(X.row(qi).dot(X.row(jin)) == 0.0);
+    REQUIRE(X.row(qi).dot(X.row(hen)) == -4.0);
+    const MatrixXd A = ch01::toy_attention_weights(X, false);
+    CHECK(A(qi, jin) > 0.01);  // e^0 / sum, about 0.013
+    // e^2 ~ 7.4 times the weight of hen (the scores differ by 2; rounding only)
+    CHECK(A(qi, jin) / A(qi, hen) == doctest::Approx(std::exp(2.0)).epsilon(1e-14));
+  }
+
   TEST_CASE("the source's weight table: its last row sums to 1.2, not 1") {
     const MatrixXd W = ch01::seed_weight_table();
     const VectorXd sums = W.rowwise().sum();
@@ -58,13 +100,22 @@ TEST_SUITE("ch01") {
     CHECK(sums(5) == doctest::Approx(1.2).epsilon(1e-14));
     // Causal: no weight above the diagonal.
     CHECK(max_abs(W.triangularView<Eigen::StrictlyUpper>().toDenseMatrix()) == 0.0);
+  }
+
+  TEST_CASE("the source's weight table counts tokens from 0") {
     // The context of the second "tian" is 0.25 x_0 + 0.25 x_1 + 0.5 x_2 for any
-    // embeddings.
+    // embeddings: the table counts tokens from 0 and every sum runs over i = 0..t (from
+    // i = 1, as the notes' formula reads, c_2 would lose x_0 and c_0 would be 0).
+    const MatrixXd W = ch01::seed_weight_table();
     attn::Rng rng(7);
     const MatrixXd X = attn::random_normal(6, 4, rng);
-    const MatrixXd C = W * X;
+    const MatrixXd C = ch01::weighted_average(W, X).C;
     CHECK(max_abs(C.row(2) - (0.25 * X.row(0) + 0.25 * X.row(1) + 0.5 * X.row(2))) <=
           8 * eps * max_abs(X));
+    CHECK(max_abs(C.row(0) - X.row(0)) == 0.0);  // the first token's context is itself
+    // The table gives the two "tian" (tokens 1 and 2, the same character) different weights
+    // in rows 2 to 5; attention without positions cannot ("two identical tokens ...").
+    for (Index t = 2; t < 6; ++t) CHECK(W(t, 1) != W(t, 2));
   }
 
   TEST_CASE("attention outputs lie in the convex hull of the value rows") {
@@ -271,6 +322,32 @@ TEST_SUITE("ch01") {
     }
   }
 
+  TEST_CASE("Var(q.k) = d needs independent entries of variance 1: other keys give 4d or 2d") {
+    // The sqrt(d) argument's assumption, broken twice at d = 64: keys with entries of
+    // variance 4 (Var = 4d), and keys equal to the queries, not independent of them
+    // (q.q is a chi-square with d degrees of freedom: Var = 2d). The sample variance's
+    // standard error is about 1.5% of either value; 10% is generous, and Var = d, the
+    // law without the assumption, misses by 75% and 50%.
+    attn::Rng rng(2025);
+    const long S = 20000, d = 64;
+    const auto variance = [&](auto key) {
+      double sum = 0, sum_sq = 0;
+      for (long s = 0; s < S; ++s) {
+        const VectorXd q = attn::random_normal(d, 1, rng);
+        const double x = q.dot(key(q));
+        sum += x;
+        sum_sq += x * x;
+      }
+      const double mean = sum / S;
+      return (sum_sq - S * mean * mean) / (S - 1);
+    };
+    const double wide =
+        variance([&](const VectorXd&) { return VectorXd(2 * attn::random_normal(d, 1, rng)); });
+    const double same = variance([](const VectorXd& q) { return q; });
+    CHECK(wide == doctest::Approx(4.0 * d).epsilon(0.1));
+    CHECK(same == doctest::Approx(2.0 * d).epsilon(0.1));
+  }
+
   TEST_CASE("attention divides the scores by sqrt(d_k)") {
     // The reference is computed here without the library: exp of the scaled scores,
     // normalised per row.
@@ -364,6 +441,93 @@ TEST_SUITE("ch01") {
     // Reusing V_1 is a different function: heads 2..h could never read the values of
     // their own subspace.
     CHECK(max_abs(concat_v1 * p.W_O - expected) > 0.1);
+  }
+
+  TEST_CASE("a sum of context vectors keeps the order only through the causal mask") {
+    // The notes write the context as getContext(x_t), a function of one token, and sum the
+    // contexts, H = sum_t c_t, to keep the order that H = sum_t x_t loses. A function of one
+    // token cannot: sum_t f(x_t) is unchanged by any reordering. Nor can self-attention
+    // without a mask: it is permutation-equivariant, so its sum is unchanged too. With the
+    // causal mask c_t depends on tokens 0..t in their order, and the sum does change.
+    const Index n = 6, d = 4;
+    attn::Rng rng(31);
+    const double init = 1.0 / std::sqrt(double(d));
+    const attn::AttentionParams p{attn::random_normal(d, d, rng, init),
+                                  attn::random_normal(d, d, rng, init),
+                                  attn::random_normal(d, d, rng, init),
+                                  {},
+                                  {},
+                                  {}};
+    const MatrixXd X = attn::random_normal(n, d, rng);
+    const MatrixXd X_reversed = X.colwise().reverse();  // the same tokens, last one first
+    const auto sum_of = [](const MatrixXd& C) { return Eigen::RowVectorXd(C.colwise().sum()); };
+    const auto per_token = [&](const MatrixXd& Z) { return MatrixXd(Z * p.W_V); };
+    const auto encoder = [&](const MatrixXd& Z) { return attn::self_attention(Z, p); };
+    const auto decoder = [&](const MatrixXd& Z) {
+      return attn::self_attention(Z, p, attn::Masking::causal);
+    };
+    // Rounding only: sums of 6 terms of size ~1, in another order.
+    CHECK(max_abs(sum_of(per_token(X)) - sum_of(per_token(X_reversed))) <= 1e-13);
+    CHECK(max_abs(sum_of(encoder(X)) - sum_of(encoder(X_reversed))) <= 1e-13);
+    CHECK(max_abs(sum_of(decoder(X)) - sum_of(decoder(X_reversed))) > 1e-3);
+  }
+
+  TEST_CASE("C = Q K V X is not attention; of the products of Q, K and V only Q K^T V is") {
+    // Distinct sizes, so that a product is defined only where its inner sizes agree.
+    const Index n = 5, d = 3, dk = 4, dv = 2;
+    attn::Rng rng(47);
+    const MatrixXd X = attn::random_normal(n, d, rng);
+    const MatrixXd Q = X * attn::random_normal(d, dk, rng), K = X * attn::random_normal(d, dk, rng);
+    const MatrixXd V = X * attn::random_normal(d, dv, rng);
+    const auto defined = [](const MatrixXd& A, const MatrixXd& B) { return A.cols() == B.rows(); };
+    // Tokens as rows: the notes' Q K is n x dk times n x dk, undefined (unless dk = n).
+    CHECK_FALSE(defined(Q, K));
+    CHECK_FALSE(defined(Q.transpose() * K, V));  // Q^T K is dk x dk: the next factor fails
+    CHECK(defined(Q * K.transpose(), V));        // the scores, n x n, one row per query
+    const MatrixXd QKV = Q * K.transpose() * V;  // n x dv: one output row per token
+    CHECK_FALSE(defined(QKV, X));                // the notes' trailing X does not fit
+    // The defined product, with the scale and a softmax on each row, is the attention.
+    const MatrixXd A = attn::softmax_rows(Q * K.transpose() / std::sqrt(double(dk)));
+    CHECK(max_abs(A * V - attn::attention(Q, K, V, MatrixXd())) <= 1e-14 * (1 + max_abs(V)));
+    // Tokens as columns, the notes' get(X) = W X: Q^T (dk x n) times K (n x dk) is the
+    // dk x dk matrix of feature pairs, not the n x n scores of token pairs, and its product
+    // with the values V^T (dv x n) is undefined.
+    CHECK((Q.transpose() * K).rows() == dk);
+    CHECK_FALSE(defined(Q.transpose() * K, V.transpose()));
+    // Read with square projections (d_k = d_v = d) instead, Q K V X is defined but is one
+    // linear map applied to each token: output t depends on x_t alone, no context. In
+    // attention, output t moves when another token changes.
+    const attn::AttentionParams p{attn::random_normal(d, d, rng), attn::random_normal(d, d, rng),
+                                  attn::random_normal(d, d, rng), {}, {}, {}};
+    const auto notes_product = [&](const MatrixXd& Z) {  // (W_Q^T W_K^T W_V^T Z^T)^T
+      return MatrixXd(Z * p.W_V * p.W_K * p.W_Q);
+    };
+    MatrixXd X2 = X;
+    X2.row(0) = attn::random_normal(1, d, rng, 3.0);  // change token 0 only
+    CHECK(max_abs((notes_product(X2) - notes_product(X)).bottomRows(n - 1)) == 0.0);
+    const MatrixXd moved = attn::self_attention(X2, p) - attn::self_attention(X, p);
+    for (Index t = 1; t < n; ++t) CHECK(max_abs(moved.row(t)) > 1e-6);
+  }
+
+  TEST_CASE("every head reads every token: the heads split the width, not the sequence") {
+    // The course notes' diagrams "split the sequence" before Q, K, V and before the heads.
+    // Each head projects all n tokens to its own d_h columns: with W_O = I the output is
+    // [C_1 ... C_{n_h}], and changing the last token moves the first row of every head's block.
+    for (const Index heads : {1, 2, 4}) {
+      attn::Rng rng(5);
+      const Index n = 8, d = 8, dh = d / heads;
+      const double init = 1.0 / std::sqrt(double(d));  // scores of order 1: no saturation
+      attn::MultiHeadParams p{heads, attn::random_normal(d, d, rng, init),
+                              attn::random_normal(d, d, rng, init),
+                              attn::random_normal(d, d, rng, init), MatrixXd::Identity(d, d)};
+      MatrixXd X = attn::random_normal(n, d, rng);
+      const MatrixXd Y = attn::multi_head_attention(X, p);
+      X.row(n - 1) = attn::random_normal(1, d, rng, 3.0);
+      const MatrixXd Y2 = attn::multi_head_attention(X, p);
+      CAPTURE(heads);
+      for (Index i = 0; i < heads; ++i)
+        CHECK(max_abs(Y2.block(0, i * dh, 1, dh) - Y.block(0, i * dh, 1, dh)) > 1e-6);
+    }
   }
 
   TEST_CASE("multi-head attention refuses a head count that does not divide d") {

@@ -144,6 +144,18 @@ double rate_bandwidth(Index n, attn::Kernel kernel) {
 }
 // [rate]
 
+// Bias^2 ~ A h^4 with A = mean over [0.25, 0.75] of (mu_2 f''/2)^2 = 2 pi^4 for the kernel's
+// spread mu_2 h^2 = c^2 n^{-2/5}; variance ~ noise^2 R / (n h) with R = the integral of the
+// kernel normalised to area 1 (and to its support's radius) squared, and h = scale c n^{-1/5}.
+double rate_scaled_mse_limit(double noise, attn::Kernel kernel) {
+  const double pi = std::numbers::pi;
+  const double scale[] = {1.0, std::sqrt(3.0), std::sqrt(6.0), std::sqrt(5.0)};
+  const double R[] = {1 / (2 * std::sqrt(pi)), 1.0 / 2, 2.0 / 3, 3.0 / 5};
+  const int k = static_cast<int>(kernel);
+  const double c = bandwidth_constant, A = 2 * std::pow(pi, 4);
+  return A * std::pow(c, 4) + noise * noise * R[k] / (scale[k] * c);
+}
+
 // std::log, not Eigen's vectorised log, which trips GCC 12's -Wuninitialized inside the
 // AVX-512 intrinsics under -march=native.
 VectorXd log_of(const VectorXd& v) {

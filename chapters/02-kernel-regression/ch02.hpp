@@ -71,6 +71,10 @@ double interior_mse(const Data& data, attn::Kernel kernel, double h, Index m);
 // Bandwidth of the consistency experiment, h = c n^{-1/5} (ch02.cpp says why).
 double rate_bandwidth(Index n, attn::Kernel kernel = attn::Kernel::gaussian);
 
+// What the first-order theory says MSE * n^{4/5} tends to with that bandwidth: the
+// interior's A c^4 + B / c for f = sin 2 pi x, uniform x (solution 02.2's A and B).
+double rate_scaled_mse_limit(double noise, attn::Kernel kernel = attn::Kernel::gaussian);
+
 // Entrywise natural logarithm.
 VectorXd log_of(const VectorXd& v);
 

@@ -225,8 +225,8 @@ void rate(const Options& o, attn::Rng& rng, const path& out, harness::Report& r)
   r.say("6. Consistency, {} kernel, h = {:.3g} n^(-1/5){}: interior MSE against f\n",
         o.kernel, ch02::rate_bandwidth(1, kernel),
         kernel == Kernel::gaussian ? "" : " (sd 0.15 n^(-1/5))");
-  r.say("   {:>7} {:>6} {:>10} {:>12} {:>14}\n", "n", "h", "data sets", "mean MSE",
-        "MSE * n^(4/5)");
+  r.say("   {:>7} {:>6} {:>10} {:>12} {:>14} {:>22}\n", "n", "h", "data sets", "mean MSE",
+        "MSE * n^(4/5)", "2 std. err. interval");
   const Index K = fit.n.size();
   MatrixXd table(K, 7);
   const double mean_log_n = ch02::log_of(fit.n).mean();
@@ -237,9 +237,21 @@ void rate(const Options& o, attn::Rng& rng, const path& out, harness::Report& r)
         std::exp(fit.intercept + fit.slope * std::log(n)),
         ch02::rate_bandwidth(Index(n), kernel),
         std::exp(mean_log_e - 0.8 * (std::log(n) - mean_log_n));  // slope -4/5
-    r.say("   {:>7.0f} {:>6.4f} {:>10.0f} {:>12.4e} {:>14.4f}\n", n, table(k, 5),
-          fit.replicates(k), e, e * std::pow(n, 0.8));
+    r.say("   {:>7.0f} {:>6.4f} {:>10.0f} {:>12.4e} {:>14.4f} {:>14.4f}..{:.4f}\n", n,
+          table(k, 5), fit.replicates(k), e, e * std::pow(n, 0.8),
+          table(k, 2) * std::pow(n, 0.8), table(k, 3) * std::pow(n, 0.8));
   }
+  // The first-order limit of MSE n^{4/5}, and the first n from which every measured value's
+  // 2-standard-error interval contains it.
+  const double limit = ch02::rate_scaled_mse_limit(o.noise, kernel);
+  Index agree_from = K;
+  while (agree_from > 0 && table(agree_from - 1, 2) <= limit * std::pow(fit.n(agree_from - 1), -0.8) &&
+         limit * std::pow(fit.n(agree_from - 1), -0.8) <= table(agree_from - 1, 3))
+    --agree_from;
+  r.say("   first-order limit of MSE * n^(4/5): {:.4f}; within 2 std. err. of it from n = {}\n",
+        r.put("rate_scaled_mse_limit", limit),
+        agree_from < K ? fmt::format("{:.0f}", r.put("rate_limit_agrees_from_n", fit.n(agree_from)))
+                       : std::string("(none)"));
   r.say("   fitted slope {:.3f} +- {:.3f} (2 standard errors); theory -0.8\n\n",
         r.put("rate_slope", fit.slope), r.put("rate_slope_two_se", 2 * fit.slope_se));
   r.put("rate_slope_interval_low", fit.slope - 2 * fit.slope_se);
@@ -251,6 +263,11 @@ void rate(const Options& o, attn::Rng& rng, const path& out, harness::Report& r)
   r.put("rate_h_first", table(0, 5));
   r.put("rate_scaled_mse_first", fit.mean_error(0) * std::pow(fit.n(0), 0.8));
   r.put("rate_scaled_mse_last", fit.mean_error(K - 1) * std::pow(fit.n(K - 1), 0.8));
+  // and their intervals of 2 standard errors:
+  r.put("rate_scaled_mse_first_low", table(0, 2) * std::pow(fit.n(0), 0.8));
+  r.put("rate_scaled_mse_first_high", table(0, 3) * std::pow(fit.n(0), 0.8));
+  r.put("rate_scaled_mse_last_low", table(K - 1, 2) * std::pow(fit.n(K - 1), 0.8));
+  r.put("rate_scaled_mse_last_high", table(K - 1, 3) * std::pow(fit.n(K - 1), 0.8));
   harness::write_csv(out / "02-rate.csv",
                      {"n", "mse", "mse_lo", "mse_hi", "fitted", "h", "reference"}, table);
   harness::render_figure(out, "02-rate", "",

@@ -13,6 +13,7 @@
 #include <limits>
 #include <numbers>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "attn/attention.hpp"
@@ -353,6 +354,27 @@ TEST_SUITE("ch02") {
       }
   }
 
+  TEST_CASE("the scores x_i W_Q W_K^T x_j are not the tokens' inner products") {
+    attn::Rng rng(8);
+    const Index n = 6, d = 4;
+    const MatrixXd X = attn::random_normal(n, d, rng);
+    const MatrixXd W_Q = attn::random_normal(d, d, rng), W_K = attn::random_normal(d, d, rng);
+    const MatrixXd S = (X * W_Q) * (X * W_K).transpose();
+    // The bilinear form of W_Q W_K^T, to rounding of sums of d products of size ~10:
+    CHECK(max_abs(S - X * (W_Q * W_K.transpose()) * X.transpose()) <= 1e-12);
+    // ...which is neither the tokens' inner products nor symmetric in the two tokens.
+    CHECK(max_abs(S - X * X.transpose()) > 0.1);
+    CHECK(max_abs(S - S.transpose()) > 0.1);
+    // Column m of X W_Q is each token's inner product with column m of W_Q. The token's
+    // coordinates c in the basis of those columns solve x = c W_Q^T, c = x W_Q^{-T}: the
+    // same only for an orthogonal W_Q.
+    const MatrixXd coordinates = X * W_Q.transpose().inverse();
+    CHECK(max_abs(coordinates * W_Q.transpose() - X) <= 1e-10);
+    CHECK(max_abs(X * W_Q - coordinates) > 0.1);
+    const MatrixXd O = W_Q.householderQr().householderQ();  // an orthogonal matrix
+    CHECK(max_abs(X * O - X * O.transpose().inverse()) <= 1e-12);
+  }
+
   TEST_CASE(
       "a compact kernel with no key in range is an error naming the query, not NaN" *
       doctest::test_suite("ex02.6")) {
@@ -487,6 +509,73 @@ TEST_SUITE("ch02") {
     const double fixed_large =
         ch02::interior_mse(ch02::make_data(3200, 1.0, rng), Kernel::gaussian, 0.3, 50);
     CHECK(fixed_large > 0.5 * fixed_small);
+  }
+
+  TEST_CASE("MSE n^(4/5) starts above its first-order limit A c^4 + B/c and ends at it") {
+    // The program's setting: noise 0.5, h = 0.15 n^(-1/5), the 50-point interior grid.
+    // The limit is solution 02.2's A = 2 pi^4 and B = sigma^2 / (2 sqrt pi) at c = 0.15.
+    const double pi = std::numbers::pi, c = 0.15, noise = 0.5;
+    const double limit = ch02::rate_scaled_mse_limit(noise);
+    CHECK(limit == doctest::Approx(2 * std::pow(pi * c, 4) +
+                                   noise * noise / (2 * std::sqrt(pi) * c))
+                       .epsilon(1e-14));
+    attn::Rng rng(5);
+    // Mean of MSE n^(4/5) over `sets` data sets at size n, and its standard error.
+    const auto scaled = [&](Index n, Index sets) {
+      VectorXd e(sets);
+      for (Index r = 0; r < sets; ++r)
+        e(r) = ch02::interior_mse(ch02::make_data(n, noise, rng), Kernel::gaussian,
+                                  ch02::rate_bandwidth(n), 50) *
+               std::pow(static_cast<double>(n), 0.8);
+      const double mean = e.mean();
+      const double sd = std::sqrt((e.array() - mean).square().sum() / double(sets - 1));
+      return std::pair{mean, sd / std::sqrt(static_cast<double>(sets))};
+    };
+    // At n = 100 the higher-order terms make the error larger than the limit...
+    const auto [small, small_se] = scaled(100, 300);
+    CHECK(small - limit > 3 * small_se);
+    // ...and at n = 3200 the mean agrees with the limit within sampling error: it does not
+    // go on falling below it (a limit at the 0.53 that the largest n of the output shows
+    // would be more than 3 standard errors away).
+    const auto [large, large_se] = scaled(3200, 800);
+    MESSAGE("n = 100: ", small, " +- ", small_se, "; n = 3200: ", large, " +- ", large_se,
+            "; limit ", limit);
+    CHECK(std::abs(large - limit) <= 3 * large_se);
+    CHECK(large - 0.53 > 3 * large_se);
+  }
+
+  TEST_CASE("leave-one-out CV estimates the risk at n - 1 points, not this fit's error") {
+    // E CV(h) = E (y - yhat_{n-1}(x))^2 for a new point (x, y): point i is independent of
+    // the other n - 1. Estimated here with one new point per data set, from the same data
+    // sets, next to the same loss of the fit on all n points, which is smaller.
+    const Index n = 8, sets = 50000;
+    const double h = 0.1, noise = 0.5;
+    attn::Rng rng(3);
+    VectorXd cv_minus_risk(sets), risk_gap(sets);
+    for (Index r = 0; r < sets; ++r) {
+      const ch02::Data data = ch02::make_data(n, noise, rng);
+      const ch02::Data fresh = ch02::make_data(1, noise, rng);
+      const double cv = attn::nw_loo_cv(data.X, data.Y, Kernel::gaussian, h);
+      const auto loss = [&](Index m) {  // the fit on the first m points, at the new point
+        const double fit = attn::nadaraya_watson(fresh.X, data.X.topRows(m),
+                                                 data.Y.topRows(m), Kernel::gaussian, h)(0, 0);
+        return std::pow(fresh.Y(0, 0) - fit, 2);
+      };
+      cv_minus_risk(r) = cv - loss(n - 1);
+      risk_gap(r) = loss(n - 1) - loss(n);
+    }
+    const auto mean_and_se = [&](const VectorXd& v) {
+      const double mean = v.mean();
+      const double sd =
+          std::sqrt((v.array() - mean).square().sum() / double(v.size() - 1));
+      return std::pair{mean, sd / std::sqrt(static_cast<double>(v.size()))};
+    };
+    const auto [bias, bias_se] = mean_and_se(cv_minus_risk);
+    const auto [gap, gap_se] = mean_and_se(risk_gap);
+    MESSAGE("E CV - risk(n-1) = ", bias, " +- ", bias_se, "; risk(n-1) - risk(n) = ", gap,
+            " +- ", gap_se);
+    CHECK(std::abs(bias) <= 3 * bias_se);  // unbiased for the risk at n - 1 points
+    CHECK(gap > 3 * gap_se);               // which is larger than the risk at n points
   }
 
   TEST_CASE("bad arguments are errors, not NaN") {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
 #include "attn/least_squares.hpp"
 #include "experiments/statistics.hpp"
@@ -25,6 +26,12 @@ using experiments::median;
 // x_k^T p = sign(u_k), the other basis points still fitted) lowers f at the rate
 // |u_k| - 1, and f falls along that edge until a point j becomes fitted: j replaces k.
 VectorXd least_absolute_deviations(const MatrixXd& X, const VectorXd& Y) {
+  // The walk needs d points that X fits exactly and a basis matrix it can solve with.
+  attn::require_full_column_rank(X);
+  if (Y.size() != X.rows() || !Y.allFinite())
+    throw std::invalid_argument("least_absolute_deviations: Y needs one finite target per row "
+                                "of X (X has " + std::to_string(X.rows()) + " rows, Y " +
+                                std::to_string(Y.size()) + " entries)");
   const Index n = X.rows(), d = X.cols();
   // Start from the d points that least squares fits best.
   const VectorXd r_ls = Y - X * X.householderQr().solve(Y);

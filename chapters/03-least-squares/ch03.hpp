@@ -29,7 +29,8 @@ using Eigen::VectorXd;
 
 // Least absolute deviations: the beta that minimises sum_i |y_i - x_i^T beta|, found
 // exactly by the simplex method (ch03.cpp explains the walk).
-// \throws std::runtime_error if no minimum is found after 100 n pivots.
+// \throws std::invalid_argument unless X has full column rank (so n >= d) and Y one finite
+//   target per row; std::runtime_error if no minimum is found after 100 n pivots.
 VectorXd least_absolute_deviations(const MatrixXd& X, const VectorXd& Y);
 
 // Three noise laws, each scaled to variance 1, so that least squares has the same

@@ -102,6 +102,25 @@ TEST_SUITE("ch03") {
       }
   }
 
+  TEST_CASE("the weights that make attention least squares for one X do not for another") {
+    // The least-squares paper's title: least squares *is* attention. With h = id and
+    // W_Q W_K^T w_v = (X^T X)^-1 it is, for that X: the weights are computed from the data.
+    // Keep them and draw new data, and the same layer no longer predicts like least squares
+    // on the new data (it is off by O(1), against 1e-12 on the data it was made for).
+    attn::Rng rng(33);
+    const Index n = 100, d = 10, m = 50;
+    const MatrixXd X1 = samples(n, d, rng), X2 = samples(n, d, rng), Xq = samples(m, d, rng);
+    const VectorXd Y1 = X1 * attn::random_normal(d, 1, rng) + attn::random_normal(n, 1, rng);
+    const VectorXd Y2 = X2 * attn::random_normal(d, 1, rng) + attn::random_normal(n, 1, rng);
+    const MatrixXd W_Q = MatrixXd::Identity(d, d), W_K = xtx_inverse(X1);
+    const auto rel = [&](const MatrixXd& X, const VectorXd& Y) {
+      const VectorXd y_ls = Xq * attn::least_squares_qr(X, Y);
+      return (linear_attention(Xq, X, Y, W_Q, W_K, 1.0) - y_ls).norm() / y_ls.norm();
+    };
+    CHECK(rel(X1, Y1) <= 1e-12);
+    CHECK(rel(X2, Y2) > 0.1);
+  }
+
   TEST_CASE("one linear-attention layer predicts like one gradient step from beta = 0") {
     // Loss (1/2)|Y - X beta|^2, gradient -X^T (Y - X beta). One step of size eta from 0 is
     // beta_1 = eta X^T Y. The layer: h = id, W_Q W_K^T = eta I (W_Q = eta I, W_K = I),

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,46 @@ TEST_SUITE("ch03") {
       }
   }
 
+  TEST_CASE("the log-likelihood is the sum of n Gaussian log densities centred at x_i^T beta") {
+    // The observations are independent, y_i ~ N(x_i^T beta, sigma^2) with x_i^T row i of X,
+    // so log p(Y) is a sum of n one-dimensional log densities, computed here one observation
+    // at a time from the density (2 pi sigma^2)^{-1/2} exp(-(y_i - mu_i)^2 / (2 sigma^2)),
+    // a route that shares nothing with log_likelihood's vector formula. The two agree to
+    // rounding, a few n eps |ll|. The least-squares paper's Step 1 (sec. 2.1) has three
+    // slips, each of which this comparison catches: the power d for n in the normalising
+    // factor (off by (n - d)/2 log(2 pi sigma^2), here at least 1.6), sigma^2 multiplying
+    // the squared residuals instead of dividing (off by (sigma^2 - 1/sigma^2) |r|^2 / 2), and
+    // the mean X^T beta for X beta (defined only for square X, and there a different vector).
+    const double sigma2 = 2.25;  // not 1 and not 1/(2 pi): each slip changes the value
+    attn::Rng rng(308);
+    for (const auto [n, d] : std::vector<Shape>{{20, 3}, {100, 10}, {3, 3}, {7, 7}}) {
+      const MatrixXd X = samples(n, d, rng);
+      const VectorXd beta = attn::random_normal(d, 1, rng);
+      const VectorXd Y = X * beta + attn::random_normal(n, 1, rng, 1.5);
+      double direct = 0;
+      for (Index i = 0; i < n; ++i) {
+        const double mu = X.row(i).dot(beta);  // E y_i = x_i^T beta
+        const double density = std::exp(-(Y(i) - mu) * (Y(i) - mu) / (2 * sigma2)) /
+                               std::sqrt(2 * std::numbers::pi * sigma2);
+        direct += std::log(density);
+      }
+      const double ll = log_likelihood(X, Y, beta, sigma2);
+      CAPTURE(n);
+      CAPTURE(d);
+      CHECK(std::abs(ll - direct) <= c_nd(n, d) * eps * std::abs(direct));
+      // The paper's density, -(d/2) log(2 pi sigma^2) - (sigma^2 / 2) |Y - X beta|^2, and its
+      // mean X^T beta (square X only), are far from it.
+      const double r2 = (Y - X * beta).squaredNorm();
+      const double paper = -0.5 * double(d) * std::log(2 * std::numbers::pi * sigma2) -
+                           0.5 * sigma2 * r2;
+      CHECK(std::abs(paper - direct) > 1.0);
+      if (n == d) {
+        const VectorXd mean_transposed = X.transpose() * beta;
+        CHECK((mean_transposed - X * beta).norm() > 1.0);
+      }
+    }
+  }
+
   TEST_CASE(
       "the Fisher information is X^T X / sigma^2 and least squares attains the CRLB") {
     const Index n = 30, d = 4;
@@ -164,6 +205,74 @@ TEST_SUITE("ch03") {
     const double kappa = attn::condition_number(X);
     CHECK(max_abs(fisher * cov - MatrixXd::Identity(d, d)) <=
           c_nd(n, d) * kappa * kappa * eps);
+  }
+
+  TEST_CASE("least absolute deviations refuses a shape it cannot fit, with a message") {
+    attn::Rng rng(306);
+    const MatrixXd wide = attn::random_normal(3, 5, rng);  // fewer rows than columns
+    const MatrixXd X = attn::random_normal(8, 2, rng);
+    // (both once ended in a segfault, reading past the rows)
+    CHECK_THROWS_WITH_AS(ch03::least_absolute_deviations(wide, VectorXd::Zero(3)),
+                         doctest::Contains("at least as many samples as features"),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(ch03::least_absolute_deviations(X, VectorXd::Zero(5)),
+                         doctest::Contains("X has 8 rows, Y 5 entries"), std::invalid_argument);
+    VectorXd Y = VectorXd::Zero(8);
+    Y(3) = std::numeric_limits<double>::quiet_NaN();
+    CHECK_THROWS_AS(ch03::least_absolute_deviations(X, Y), std::invalid_argument);
+    MatrixXd twice(8, 2);
+    twice << X.col(0), X.col(0);  // rank 1
+    CHECK_THROWS_WITH_AS(ch03::least_absolute_deviations(twice, VectorXd::Zero(8)),
+                         doctest::Contains("full column rank"), std::invalid_argument);
+  }
+
+  TEST_CASE("ridge is biased, below the Cramer-Rao bound and has a smaller error than LS") {
+    // The least-squares paper (sec. 2.1) concludes from "least squares attains the bound"
+    // that it is the UMVUE, "the optimal estimate in the statistical sense". The bound holds
+    // for unbiased estimators only, and unbiasedness is what the paper never shows; and a
+    // biased estimator can have a smaller mean squared error. Ridge, b = A X^T Y with
+    // A = (G + lambda I)^-1 and G = X^T X, has bias -lambda A beta, covariance sigma^2 A G A
+    // (below sigma^2 G^-1 in the positive semi-definite order), and mean squared error
+    // lambda^2 |A beta|^2 + sigma^2 tr(A G A), which for lambda = d sigma^2 / |beta|^2 is
+    // below least squares' sigma^2 tr G^-1 (here by about a third). A Monte Carlo of the
+    // same noise draws for both confirms the exact formulas within 4 standard errors.
+    const Index n = 10, d = 4, M = 20000;
+    const double sigma = 3.0, sigma2 = sigma * sigma;
+    attn::Rng rng(309);
+    const MatrixXd X = attn::random_normal(n, d, rng);
+    const VectorXd beta = attn::random_normal(d, 1, rng);
+    const MatrixXd G = X.transpose() * X;
+    const double lambda = double(d) * sigma2 / beta.squaredNorm();
+    const MatrixXd A = (G + lambda * MatrixXd::Identity(d, d)).inverse();
+    const double mse_ls = sigma2 * xtx_inverse(X).trace();
+    const double mse_ridge =
+        lambda * lambda * (A * beta).squaredNorm() + sigma2 * (A * G * A).trace();
+    CAPTURE(mse_ls);
+    CAPTURE(mse_ridge);
+    CHECK(mse_ridge < 0.9 * mse_ls);
+    // Below the bound: sigma^2 (G^-1 - A G A) is positive definite.
+    const Eigen::SelfAdjointEigenSolver<MatrixXd> gap(sigma2 * (xtx_inverse(X) - A * G * A));
+    CHECK(gap.eigenvalues().minCoeff() > 0);
+    // Monte Carlo: the per-draw errors of both estimators, and the bias of ridge.
+    VectorXd e_ls(M), e_ridge(M);
+    VectorXd ridge_mean = VectorXd::Zero(d);
+    for (Index m = 0; m < M; ++m) {
+      const VectorXd Y = X * beta + attn::random_normal(n, 1, rng, sigma);
+      const VectorXd b_ridge = A * (X.transpose() * Y);
+      e_ls(m) = (attn::least_squares_qr(X, Y) - beta).squaredNorm();
+      e_ridge(m) = (b_ridge - beta).squaredNorm();
+      ridge_mean += b_ridge / double(M);
+    }
+    const auto se = [&](const VectorXd& e) {
+      return std::sqrt((e.array() - e.mean()).square().sum() / double(M - 1) / double(M));
+    };
+    CHECK(std::abs(e_ls.mean() - mse_ls) <= 4 * se(e_ls));
+    CHECK(std::abs(e_ridge.mean() - mse_ridge) <= 4 * se(e_ridge));
+    CHECK(e_ridge.mean() < e_ls.mean());
+    // The bias -lambda A beta is many standard errors away from zero.
+    const VectorXd bias = -lambda * A * beta;
+    CHECK((ridge_mean - beta - bias).norm() <= 4 * std::sqrt(sigma2 * (A * G * A).trace() / double(M)));
+    CHECK(bias.norm() > 10 * std::sqrt(sigma2 * (A * G * A).trace() / double(M)));
   }
 
   TEST_CASE(
@@ -242,9 +351,9 @@ TEST_SUITE("ch03") {
       "n (X^T X)^-1 inverts a covariance only for centred X and a correlation if "
       "scaled") {
     // (X^T X)^-1 = n^-1 (X^T X / n)^-1, and X^T X / n is the second-moment matrix: it
-    // equals the covariance Sigma (1/n convention) plus m m^T, m the column means. Only
-    // centred columns make it Sigma; only centred columns scaled to unit variance make it
-    // the correlation matrix R, R_ij = Sigma_ij / sqrt(Sigma_ii Sigma_jj).
+    // equals the covariance matrix Cov (1/n convention) plus m m^T, m the column means. Only
+    // centred columns make it Cov; only centred columns scaled to unit variance make it
+    // the correlation matrix R, R_ij = Cov_ij / sqrt(Cov_ii Cov_jj).
     const Index n = 200, d = 3;
     attn::Rng rng(307);
     MatrixXd X = samples(n, d, rng);
@@ -253,14 +362,14 @@ TEST_SUITE("ch03") {
     X.col(2) = X.col(2) + 0.5 * X.col(0);   // correlated with column 0
     const double nn = static_cast<double>(n);
     const VectorXd m = X.colwise().mean();
-    MatrixXd Sigma = MatrixXd::Zero(d, d);  // by its definition, one sample at a time
+    MatrixXd Cov = MatrixXd::Zero(d, d);  // by its definition, one sample at a time
     for (Index i = 0; i < n; ++i) {
       const VectorXd c = X.row(i).transpose() - m;
-      Sigma += c * c.transpose() / nn;
+      Cov += c * c.transpose() / nn;
     }
-    const VectorXd sd = Sigma.diagonal().cwiseSqrt();
+    const VectorXd sd = Cov.diagonal().cwiseSqrt();
     const MatrixXd R =
-        sd.cwiseInverse().asDiagonal() * Sigma * sd.cwiseInverse().asDiagonal();
+        sd.cwiseInverse().asDiagonal() * Cov * sd.cwiseInverse().asDiagonal();
     const MatrixXd Xc = X.rowwise() - m.transpose();
     const MatrixXd Z = Xc * sd.cwiseInverse().asDiagonal();
     // The matrices have entries up to ~200 and condition numbers below ~1e3 (checked), so
@@ -272,10 +381,10 @@ TEST_SUITE("ch03") {
     CHECK(attn::condition_number(X) < 1e3);
     CHECK(attn::condition_number(Xc) < 1e3);
     CHECK(attn::condition_number(Z) < 1e3);
-    CHECK(rel(X.transpose() * X / nn, Sigma + m * m.transpose()) <= tol);
-    CHECK(rel(nn * xtx_inverse(Xc), Sigma.inverse()) <= tol);  // centred: covariance
+    CHECK(rel(X.transpose() * X / nn, Cov + m * m.transpose()) <= tol);
+    CHECK(rel(nn * xtx_inverse(Xc), Cov.inverse()) <= tol);  // centred: covariance
     CHECK(rel(nn * xtx_inverse(Z), R.inverse()) <= tol);       // and scaled: correlation
-    CHECK(rel(nn * xtx_inverse(X), Sigma.inverse()) > 0.1);    // raw: neither
+    CHECK(rel(nn * xtx_inverse(X), Cov.inverse()) > 0.1);    // raw: neither
     CHECK(rel(nn * xtx_inverse(X), R.inverse()) > 0.1);
     CHECK(rel(nn * xtx_inverse(Xc), R.inverse()) > 0.1);  // centred only: not correlation
   }

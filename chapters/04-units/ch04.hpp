@@ -4,9 +4,10 @@
 //
 // One data set in the source's units (x in amperes, y in volts) is expressed in other
 // units of current: its numbers are multiplied by c (c = 1000: milliamperes, c = 1e-3:
-// kiloamperes). Four predictors, whose weights are fixed numbers chosen once in amperes,
-// predict held-out queries in each unit; a unit-free predictor gives the same volts for
-// every c.
+// kiloamperes). Four predictors predict held-out queries in each unit: least squares, refitted
+// to the numbers of the unit; two attention systems whose weights are numbers chosen once, for
+// amperes; and whitened attention, whose weights are recomputed in each unit. A unit-free
+// predictor gives the same volts for every c.
 
 #include <Eigen/Dense>
 #include <cmath>
@@ -49,7 +50,8 @@ struct Prediction {
   double max_weight = NAN;  // mean largest weight of a query (softmax methods)
 };
 
-// The fixed weights of each attention system, as numbers chosen once for amperes:
+// The weights of each attention system in the unit c (least squares has none: throws). The
+// first two are numbers chosen once, for amperes, whatever c is:
 //  id-attention:      W_Q = I, W_K = (X^T X)^-1 of the data in A, w_v = 1, so that at
 //                     c = 1 it predicts exactly like least squares (chapter 03);
 //  softmax attention: W_Q = W_K = I / (sigma_x d^(1/4)), so that at c = 1 the scores

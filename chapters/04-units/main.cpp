@@ -165,23 +165,35 @@ void sweep(const Options& o, const ch04::UnitsProblem& p,
       r.put("sweep_softmax_entropy_largest_c", t(K - 1, entropy)), grid.back());
   r.say(
       "   held-out mean squared error, V^2: least squares {:.3f} for every c; softmax "
-      "{:.2f} (c = {:g}), {:.2f} (c = 1), {:.2f} (c = {:g})\n\n",
+      "{:.2f} (c = {:g}), {:.2f} (c = 1), {:.2f} (c = {:g})\n",
       r.put("sweep_ls_mse", t(one, mse + 0)),
       r.put("sweep_softmax_mse_smallest_c", t(0, mse + 2)), grid.front(),
       r.put("sweep_softmax_mse_c1", t(one, mse + 2)),
       r.put("sweep_softmax_mse_largest_c", t(K - 1, mse + 2)), grid.back());
 
-  // Slope of log10(change of unnormalised attention) against log10(c) for c >= 10, fitted
-  // by least squares (the second figure prints it): c^2 - 1 gives 2 at large c. Two
-  // decades or more leave at least two such points.
-  std::vector<double> lx, ly;
+  // Slopes of log10(change, and error, of unnormalised attention) against log10(c) for
+  // c >= 10, fitted by least squares (the second figure prints the first): its prediction
+  // is c^2 y_LS, so the change c^2 - 1 gives 2 and the error (c^2 y_LS - y)^2 gives 4 at
+  // large c. Two decades or more leave at least two such points.
+  std::vector<double> lx, ly, le;
   for (Index k = 0; k < K; ++k)
     if (t(k, 0) >= 10.0) {
       lx.push_back(std::log10(t(k, 0)));
       ly.push_back(std::log10(t(k, change + 1)));
+      le.push_back(std::log10(t(k, mse + 1)));
     }
   const double slope =
       r.put("sweep_id_change_slope", experiments::fit_line(lx, ly).slope);
+  // In large units (c -> 0) its prediction tends to 0 and its error to the mean square of
+  // the held-out outputs.
+  r.say(
+      "   unnormalised attention: {:.2f} (c = {:g}; mean square of the held-out outputs "
+      "{:.2f}), {:.3g} (c = {:g}); slope of log error for c >= 10: {:.2f}\n\n",
+      r.put("sweep_id_mse_smallest_c", t(0, mse + 1)), grid.front(),
+      r.put("heldout_mean_square_output",
+            p.Y_query.squaredNorm() / double(p.Y_query.size())),
+      t(K - 1, mse + 1), grid.back(),
+      r.put("sweep_id_mse_slope", experiments::fit_line(lx, le).slope));
   // Where the softmax system's entropy sits one decade either side of amperes.
   for (const double c : {0.1, 10.0})
     r.put(fmt::format("softmax_attention_entropy_at_c_{:g}", c),

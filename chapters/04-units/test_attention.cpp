@@ -69,6 +69,36 @@ TEST_SUITE("ch04") {
   }
 
   TEST_CASE(
+      "unnormalised attention's held-out error tends to the mean square of the outputs in "
+      "large units and grows like c^4 in small ones") {
+    for (const auto seed : seeds) {
+      attn::Rng rng(seed);
+      const ch04::UnitsProblem p = ch04::units_problem(100, 10, 50, rng);
+      const VectorXd y_ls = ch04::predict_in_units(p, 1.0, Method::least_squares).y;
+      const double m = double(p.Y_query.size());
+      const auto mse = [&](const VectorXd& y) { return (y - p.Y_query).squaredNorm() / m; };
+      const double mean_square_outputs = p.Y_query.squaredNorm() / m;
+      const double mean_square_ls = y_ls.squaredNorm() / m;
+      for (const double c : ch04::unit_grid(4, 2)) {
+        CAPTURE(c);
+        const double error = mse(ch04::predict_in_units(p, c, Method::id_attention).y);
+        // The prediction is c^2 y_LS, so the error is the mean of (c^2 y_LS - y)^2.
+        CHECK(error == doctest::Approx(mse(c * c * y_ls)).epsilon(1e-10));
+        // Large units (c << 1): the prediction tends to 0, the error to the mean square of
+        // the outputs, not to c^4 times the error in amperes.
+        if (c <= 1e-2) {
+          CHECK(error == doctest::Approx(mean_square_outputs).epsilon(4 * c * c));
+          CHECK(error > 1e3 * std::pow(c, 4) * mse(y_ls));
+        }
+        // Small units (c >> 1): the error grows like c^4, times the mean square of y_LS.
+        if (c >= 1e2)
+          CHECK(error / std::pow(c, 4) ==
+                doctest::Approx(mean_square_ls).epsilon(4 / (c * c)));
+      }
+    }
+  }
+
+  TEST_CASE(
       "softmax logits scale by c^2 so a change of units is a change of temperature") {
     for (const auto seed : seeds)
       for (const Shape s : shapes) {
@@ -156,6 +186,38 @@ TEST_SUITE("ch04") {
           CHECK(ch04::relative_change(pr.y, base.y) <= 10 * tolerance(p.X) * s.d);
           CHECK(pr.entropy == doctest::Approx(base.entropy).epsilon(1e-12));
         }
+      }
+  }
+
+  TEST_CASE(
+      "two attention systems keep the numbers of their weights in every unit, whitened "
+      "attention divides them by c and keeps its attention weights") {
+    for (const auto seed : seeds)
+      for (const Shape s : shapes) {
+        attn::Rng rng(seed);
+        const ch04::UnitsProblem p = ch04::units_problem(s.n, s.d, 13, rng);
+        const auto product = [&](double c, Method m) {  // W_Q W_K^T as numbers in the unit
+          const attn::AttentionRegressor w = ch04::fixed_weights(p, c, m);
+          return MatrixXd(w.W_Q * w.W_K.transpose());
+        };
+        const MatrixXd A = ch04::softmax_weights_in_units(p, 1.0, Method::whitened_attention);
+        for (const double c : factors) {
+          CAPTURE(c);
+          // Chosen once, for amperes: the same numbers whatever the unit.
+          CHECK(product(c, Method::id_attention) == product(1.0, Method::id_attention));
+          CHECK(product(c, Method::softmax_attention) ==
+                product(1.0, Method::softmax_attention));
+          // Recomputed from the data in the unit: W_Q W_K^T carries A^-2, its numbers
+          // are divided by c^2, and the softmax weights stay the same.
+          CHECK(attn::relative_error(c * c * product(c, Method::whitened_attention),
+                                     product(1.0, Method::whitened_attention)) <=
+                tolerance(p.X));
+          const MatrixXd Ac = ch04::softmax_weights_in_units(p, c, Method::whitened_attention);
+          CHECK((Ac - A).cwiseAbs().maxCoeff() <= 10 * tolerance(p.X) * s.d);
+        }
+        // Least squares has no attention weights.
+        CHECK_THROWS_AS(ch04::fixed_weights(p, 1.0, Method::least_squares),
+                        std::invalid_argument);
       }
   }
 

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "attn/random.hpp"
@@ -60,6 +61,22 @@ TEST_CASE("a volt prefix counts too, raised to the volt exponent" *
   // And back: 0.005 V is 5 in millivolts.
   const auto U = attn::from_units<0, 1>(n, 1.0, 1e-3);
   CHECK(attn::in_units(U, 1.0, 1e-3)(0, 0) == doctest::Approx(5.0).epsilon(4 * eps));
+}
+
+TEST_CASE("the size of a unit is right even when a prefix's power alone is out of range" *
+          doctest::test_suite("ex04.6")) {
+  // (1e-200 A)^3 (1e200 V)^3 is about 1 SI unit, but (1e-200)^3 underflows to 0 and
+  // (1e200)^3 overflows to inf: the powers taken apart multiply to NaN (or to 0, or inf).
+  // Each reference multiplies the prefixes first (one rounding, no power out of range); the
+  // factor itself takes a few more roundings: 16 eps, relative.
+  CHECK(attn::unit_factor(3, 3, 1e-200, 1e200) ==
+        doctest::Approx(std::pow(1e-200 * 1e200, 3)).epsilon(16 * eps));
+  CHECK(attn::unit_factor(-2, -2, 1e-160, 1e160) ==
+        doctest::Approx(std::pow(1e-160 * 1e160, -2)).epsilon(16 * eps));
+  CHECK(attn::unit_factor(2, -1, 1e-200, 1e-300) ==
+        doctest::Approx(1e-200 * (1e-200 / 1e-300)).epsilon(16 * eps));
+  CHECK(attn::unit_factor(-3, 1, 1e120, 1e300) ==
+        doctest::Approx(1e300 / 1e120 / 1e120 / 1e120).epsilon(16 * eps));
 }
 
 // BEGIN HIDDEN TESTS 04.6

@@ -38,3 +38,7 @@ return (ampere_exponent == 0 ? 1.0 : ampere_exponent * ampere_unit) *
 // WRONG ANSWER 04.6 ampere-ignored: the volt prefix to its power only; the ampere part is left out
 return std::pow(volt_unit, volt_exponent);
 // END WRONG ANSWER
+
+// WRONG ANSWER 04.6 powers-apart: each prefix to its power, then the product: right in range, but (1e-200)^3 (1e200)^3 is 0 * inf = NaN
+return std::pow(ampere_unit, ampere_exponent) * std::pow(volt_unit, volt_exponent);
+// END WRONG ANSWER

@@ -153,6 +153,106 @@ TEST_SUITE("ch05") {
   }
 
   TEST_CASE(
+      "linear attention with r random features has rank r, above the head size d when r > "
+      "d") {
+    // Seed 001 bounds the rank of linear attention by the head size d. The bound is the
+    // feature dimension: with r = 16 and 40 positive random features in d = 8 the rank is r.
+    for (const auto seed : seeds)
+      for (const Index m : {4, 16, 40}) {
+        CAPTURE(seed);
+        CAPTURE(m);
+        attn::Rng rng(seed);
+        const Index N = 64, d = 8;
+        const MatrixXd Q = attn::random_normal(N, d, rng, 0.5),
+                       K = attn::random_normal(N, d, rng, 0.5);
+        const MatrixXd W = attn::gaussian_directions(m, d, rng);
+        const MatrixXd A = attn::kernel_attention_weights(
+            attn::positive_random_features(Q, W), attn::positive_random_features(K, W));
+        CHECK(attn::numerical_rank(A, 1e-10) == m);
+      }
+  }
+
+  TEST_CASE(
+      "the Taylor feature matrix has rank binom(d + p, p), fewer than its sum_l d^l "
+      "features") {
+    // Seed 001 counts d^p features for the Taylor map. The map stores the monomial
+    // x_(i_1) .. x_(i_l) once per ordering of its indices, and the copies are equal columns:
+    // phi_p(X) spans only the binom(d + p, p) monomials of degree <= p (exercise 05.1). So
+    // for n above that many rows the rank of phi_p(X), and of the n x n weight matrix
+    // phi_p(Q) phi_p(K)^T, is binom(d + p, p), well below the sum_l d^l features.
+    struct Case {
+      Index d;
+      int p;
+      double binom, features;  // binom(d + p, p), sum_l d^l (the README quotes 153, 273)
+    };
+    for (const auto& [d, p, binom, features] :
+         {Case{2, 4, 15, 31}, Case{3, 3, 20, 40}, Case{16, 2, 153, 273}}) {
+      CAPTURE(d);
+      CAPTURE(p);
+      attn::Rng rng(31);
+      const Index N = Index(2 * binom) + 10;
+      const MatrixXd Q = attn::random_normal(N, d, rng, 0.7),
+                     K = attn::random_normal(N, d, rng, 0.7);
+      const MatrixXd phiQ = attn::taylor_features(Q, p), phiK = attn::taylor_features(K, p);
+      CHECK(double(phiQ.cols()) == features);
+      CHECK(double(attn::numerical_rank(phiQ, 1e-10)) == binom);
+      CHECK(double(attn::numerical_rank(phiQ * phiK.transpose(), 1e-10)) == binom);
+    }
+  }
+
+  TEST_CASE(
+      "splitting the 1/sqrt(d_k) scale between queries and keys gives scaled softmax "
+      "attention") {
+    // Seed 001 writes standard attention as softmax(q.k), without the scale. Queries and
+    // keys divided by d_k^(1/4) restore it exactly (up to rounding); the unscaled weights
+    // are a different attention.
+    for (const auto seed : seeds) {
+      attn::Rng rng(seed);
+      const Index N = 12, d = 16;
+      const MatrixXd Q = attn::random_normal(N, d, rng), K = attn::random_normal(N, d, rng);
+      const MatrixXd scaled = attn::softmax_rows(Q * K.transpose() / std::sqrt(double(d)));
+      const double quarter = std::pow(double(d), 0.25);
+      const MatrixXd split = attn::softmax_rows((Q / quarter) * (K / quarter).transpose());
+      CHECK(max_abs(split - scaled) <= 64 * eps);
+      CHECK(max_abs(attn::softmax_rows(Q * K.transpose()) - scaled) > 0.1);
+    }
+  }
+
+  TEST_CASE(
+      "at equal feature dimension in d_k = 4 the Taylor map is more accurate than positive "
+      "random features") {
+    // Seed 001 calls the deterministic maps far inferior to random features in practice.
+    // Their drawback is how D grows with d_k, not accuracy at a given D: in the program's
+    // setting of section 6 (d_k = 4, logits with standard deviation 1/2) the Taylor map of
+    // order 3 (85 features) beats positive random features with 85 and even with 4096
+    // features (root mean square error over 10 draws of the directions).
+    attn::Rng rng(41);
+    const MatrixXd Q = attn::random_normal(64, 4, rng, 0.5),
+                   K = attn::random_normal(64, 4, rng, 0.5);
+    const MatrixXd exact = (Q * K.transpose()).array().exp();
+    const auto error = [&](const MatrixXd& phiQ, const MatrixXd& phiK) {
+      return (phiQ * phiK.transpose() - exact).norm() / exact.norm();
+    };
+    const MatrixXd phiQ = attn::taylor_features(Q, 3), phiK = attn::taylor_features(K, 3);
+    const double taylor = error(phiQ, phiK);
+    const auto random = [&](Index r) {
+      double mean_square = 0;
+      for (int draw = 0; draw < 10; ++draw) {
+        const MatrixXd W = attn::gaussian_directions(r, 4, rng);
+        mean_square += std::pow(error(attn::positive_random_features(Q, W),
+                                      attn::positive_random_features(K, W)),
+                                2) /
+                       10;
+      }
+      return std::sqrt(mean_square);
+    };
+    CAPTURE(taylor);
+    CHECK(phiQ.cols() == 85);
+    CHECK(taylor < 0.2 * random(85));
+    CHECK(taylor < random(4096));
+  }
+
+  TEST_CASE(
       "softmax attention is numerically full rank, and when saturated its rank is the "
       "number of favourite keys, far above d") {
     // Seed 001 says softmax attention is "not limited by d". As the logit scale s grows,

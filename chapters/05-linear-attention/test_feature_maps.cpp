@@ -14,6 +14,7 @@
 
 #include "attn/feature_maps.hpp"
 #include "attn/random.hpp"
+#include "attn/svd.hpp"
 #include "ch05.hpp"
 #include "test_helpers.hpp"
 
@@ -47,6 +48,30 @@ TEST_SUITE("ch05") {
           const MatrixXd seed_series = T.array() - 1.0;
           CHECK((lhs - seed_series).minCoeff() >= 1 - 200 * eps * S.maxCoeff());
         }
+  }
+
+  TEST_CASE(
+      "the Taylor map's inner product at order 20 is exp(q.k), and a series from l = 1 "
+      "misses it by 1") {
+    // Seed 001 writes e^(q.k) as the sum over m >= 1 of (q.k)^m / m!. That sum is e^(q.k) - 1;
+    // the kernel needs the term l = 0. At order 20 and |q.k| <= 2 the Lagrange remainder
+    // is below e^2 2^21 / 21! < 4e-13: the feature inner product must be e^(q.k) to that.
+    attn::Rng rng(7);
+    const MatrixXd Q = attn::random_normal(6, 2, rng, 0.5),
+                   K = attn::random_normal(6, 2, rng, 0.5);
+    const MatrixXd t = Q * K.transpose();
+    REQUIRE(t.cwiseAbs().maxCoeff() <= 2);
+    const MatrixXd kernel = t.array().exp();
+    const MatrixXd lhs =
+        attn::taylor_features(Q, 20) * attn::taylor_features(K, 20).transpose();
+    CHECK(max_abs(lhs - kernel) <= 1e-12 * kernel.maxCoeff());
+    // The source's series, summed directly, is one below the kernel for every pair.
+    const MatrixXd from_one = t.unaryExpr([](double x) {
+      double term = 1, sum = 0;
+      for (int l = 1; l <= 20; ++l) sum += (term *= x / l);
+      return sum;
+    });
+    CHECK(max_abs(kernel - from_one - MatrixXd::Ones(6, 6)) <= 1e-12 * kernel.maxCoeff());
   }
 
   TEST_CASE("the Taylor map of order p has sum_l d^l features") {
@@ -127,6 +152,30 @@ TEST_SUITE("ch05") {
           CHECK(max_rel(lhs, rhs, S) <= 200 * eps);  // as for the Taylor map
           CHECK(double(attn::exp_limit_features(Q, n).cols()) == std::pow(d + 1.0, n));
         }
+  }
+
+  TEST_CASE(
+      "the exp-limit feature matrix has rank binom(d + p, p), fewer than its (d + 1)^p "
+      "features" *
+      doctest::test_suite("ex05.6")) {
+    // (1 + q.k/p)^p is a polynomial of degree p in q.k with no zero coefficient, so, like
+    // the Taylor map, psi_p(X) spans the binom(d + p, p) monomials of degree <= p; its
+    // (d + 1)^p coordinates hold each of them once per ordering.
+    struct Case {
+      Index d;
+      int p;
+      double binom;  // binom(d + p, p)
+    };
+    for (const auto& [d, p, binom] : {Case{2, 4, 15}, Case{3, 3, 20}, Case{16, 2, 153}}) {
+      CAPTURE(d);
+      CAPTURE(p);
+      attn::Rng rng(32);
+      const MatrixXd X = attn::random_normal(Index(2 * binom) + 10, d, rng, 0.7);
+      const MatrixXd psi = attn::exp_limit_features(X, p);
+      CHECK(double(psi.cols()) == std::pow(d + 1.0, p));
+      CHECK(double(psi.cols()) > 1.8 * binom);
+      CHECK(double(attn::numerical_rank(psi, 1e-10)) == binom);
+    }
   }
 
   TEST_CASE("the exp-limit error is e^t t^2/(2p) to leading order: slope -1 in p") {

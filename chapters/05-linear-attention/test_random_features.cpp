@@ -121,19 +121,22 @@ TEST_SUITE("ch05") {
     }
     VectorXd q, k;
     ch05::pair_with_product(d, 0.7, 0.2, q, k);
+    CHECK((q + k).squaredNorm() == doctest::Approx(1.38));  // the README quotes it
     const double truth = std::exp(0.2);
-    const int trials = 4000;
-    const VectorXd iid =
-        ch05::kernel_estimates(Estimator::positive, q, k, d, trials, rng);
+    const int trials = 400000;
     const VectorXd ort =
         ch05::kernel_estimates(Estimator::orthogonal, q, k, d, trials, rng);
     const double se = std::sqrt((ort.array() - ort.mean()).square().mean() / trials);
     CHECK(std::abs(ort.mean() - truth) <= 4 * se);
-    const double mse_iid = (iid.array() - truth).square().mean();
+    // Against the exact MSE of i.i.d. directions, e^(2 q.k) (e^|q+k|^2 - 1) / r, not a
+    // sampled one: the estimates are lognormal, and two samples of 4000 i.i.d. estimates
+    // can differ in MSE by a quarter. The gain is small here, about 12%: over seeds 14 to
+    // 19, 40000 orthogonal estimates gave MSEs from 0.83 to 0.93 of the i.i.d. one. So
+    // 400000 trials (MSE to about 1.5%) and a bound of 0.93, which i.i.d. directions miss.
+    const double mse_iid = truth * truth * ch05::positive_relative_mse(q, k, double(d));
     const double mse_ort = (ort.array() - truth).square().mean();
-    MESSAGE("MSE iid " << mse_iid << ", orthogonal " << mse_ort);
-    // 4000 trials estimate each MSE to about +-4%; the gain measured here is larger.
-    CHECK(mse_ort < 0.85 * mse_iid);
+    MESSAGE("MSE iid (exact) " << mse_iid << ", orthogonal " << mse_ort);
+    CHECK(mse_ort < 0.93 * mse_iid);
   }
 
   TEST_CASE(
@@ -186,7 +189,7 @@ TEST_SUITE("ch05") {
   TEST_CASE(
       "Performer's epsilon mixes uniform and query-independent weights into attention") {
     // With phi' = phi + eps: w'_ij = w_ij + eps s(q_i) + m eps^2 + eps s(k_j), s(x) =
-    // sum_l phi_l(x). So row i of A' = (S_i A_i + N c_i U + eps sum_j s(k_j) B) / (S_i +
+    // sum_l phi_l(x). So row i of A' = (zeta_i A_i + N c_i U + eps sum_j s(k_j) B) / (zeta_i +
     // N c_i + eps sum_j s(k_j)): exact attention A, uniform weights U = 1/N, and weights
     // B_j = s(k_j) / sum s(k) that ignore the query.
     for (const auto seed : seeds)

@@ -81,7 +81,7 @@ double binomial(int n, int k) {
 // o_i = sum_j w_ij v_j / (sum_j w_ij + eps).
 MatrixXd linear_attention_eps_denominator(const MatrixXd& phiQ, const MatrixXd& phiK,
                                           const MatrixXd& V, double eps) {
-  const VectorXd z = phiQ * phiK.colwise().sum().transpose();  // S_i
+  const VectorXd z = phiQ * phiK.colwise().sum().transpose();  // zeta_i
   const MatrixXd out = phiQ * (phiK.transpose() * V);
   return (z.array() + eps).inverse().matrix().asDiagonal() * out;
 }
@@ -289,7 +289,7 @@ TEST_SUITE("ch05") {
   }
 
   TEST_CASE(
-      "solution 05.3: epsilon in the denominator multiplies the exact output by S_i/(S_i "
+      "solution 05.3: epsilon in the denominator multiplies the exact output by zeta_i/(zeta_i "
       "+ eps)") {
     attn::Rng rng(503);
     const MatrixXd Q = attn::random_normal(20, 6, rng, 0.5),
@@ -324,7 +324,7 @@ TEST_SUITE("ch05") {
                    V = attn::random_normal(n, d, rng);
     const MatrixXd W = attn::gaussian_directions(r, d, rng);
     using enum attn::Stabiliser;
-    // S_i = sum_j phi(q_i).phi(k_j) for the given scale of Q and K and stabilisers.
+    // zeta_i = sum_j phi(q_i).phi(k_j) for the given scale of Q and K and stabilisers.
     const auto sums = [&](double scale, attn::Stabiliser sq, attn::Stabiliser sk) {
       return VectorXd(
           attn::positive_random_features(scale * Q, W, sq) *
@@ -332,7 +332,7 @@ TEST_SUITE("ch05") {
     };
     const VectorXd plain = sums(1, none, none), stab = sums(1, per_row, global),
                    stab30 = sums(30, per_row, global);
-    // The stabilisers scale S_i by e^{-c_i - c}: c_i the largest exponent of query i, c the
+    // The stabilisers scale zeta_i by e^{-c_i - c}: c_i the largest exponent of query i, c the
     // largest over all keys. A rescaling: the exponents (|.| < 10) are rounded to about 10 eps
     // absolute, so the factors agree to about 1e-14 relative; 1e-12 leaves room.
     MatrixXd EQ = Q * W.transpose(), EK = K * W.transpose();
@@ -346,7 +346,7 @@ TEST_SUITE("ch05") {
     solution_value("05.3.largest_key_exponent", c);
     solution_value("05.3.plain_sum_min", plain.minCoeff());
     solution_value("05.3.stab_sum_min", stab.minCoeff());
-    // Shrinkage 1 - S_i/(S_i + eps) = eps/(S_i + eps), its mean and largest value.
+    // Shrinkage 1 - zeta_i/(zeta_i + eps) = eps/(zeta_i + eps), its mean and largest value.
     const auto shrink = [](const VectorXd& s, double e) {
       return VectorXd(e / (s.array() + e));
     };
@@ -359,10 +359,10 @@ TEST_SUITE("ch05") {
     solution_value("05.3.stab_shrink_mean_eps2", shrink(stab, 1e-2).mean());
     solution_value("05.3.stab_shrink_max_eps2", shrink(stab, 1e-2).maxCoeff());
     // At 30 times the norms (the README's underflow example, where the stabilised output is
-    // right): most S_i fall far below eps = 1e-6 and those outputs collapse to 0.
+    // right): most zeta_i fall far below eps = 1e-6 and those outputs collapse to 0.
     const VectorXd x30 = shrink(stab30, 1e-6);
     // Most of the 256 queries lose more than 99% of their output (a count of fixed draws; the
-    // S_i sit decades away from eps, so rounding cannot move one across 0.99).
+    // zeta_i sit decades away from eps, so rounding cannot move one across 0.99).
     const Index collapsed = (x30.array() > 0.99).count();
     CHECK(collapsed > n / 2);
     solution_value("05.3.x30_collapsed", double(collapsed));

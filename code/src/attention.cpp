@@ -89,7 +89,7 @@ Eigen::MatrixXd multi_head_attention(const Eigen::Ref<const Eigen::MatrixXd>& X,
   const Eigen::MatrixXd mask =
       masking == Masking::causal ? causal_mask(X.rows()) : Eigen::MatrixXd();
   // [multi-head]
-  Eigen::MatrixXd heads(X.rows(), d);  // [C_1 ... C_h], side by side
+  Eigen::MatrixXd heads(X.rows(), d);  // [C_1 ... C_{n_h}], side by side
   for (Eigen::Index i = 0; i < p.heads; ++i) {
     const auto block = [&](const Eigen::MatrixXd& W) { return W.middleCols(i * dh, dh); };
     heads.middleCols(i * dh, dh) =

@@ -1,4 +1,5 @@
 #include "harness/cli.hpp"
+#include "harness/eigen_blocking.hpp"
 #include "harness/output.hpp"
 
 #include <fmt/core.h>
@@ -215,6 +216,7 @@ int run_program(CommandLine& cli, int argc, char** argv,
   }
   if (option_given(cli, "--quick"))
     for (const auto& apply : cli.quick_defaults) apply();
+  fix_eigen_blocking();  // the same numbers on every machine with this instruction set
   try {
     body();
   } catch (const usage_error& e) {
