@@ -5,11 +5,13 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
 #include "attn/attention.hpp"
 #include "attn/random.hpp"
+#include "attn/softmax.hpp"
 #include "attn/transformer_block.hpp"
 #include "ch06.hpp"
 #include "test_helpers.hpp"
@@ -18,6 +20,21 @@ using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using namespace ch06_test;
+
+namespace {
+
+// Self-attention with biases and a normalisation h of our choosing: h(S) V with
+// S = QK^T / sqrt(d_k) (cross_attention offers only softmax and the identity).
+MatrixXd attention_with(const MatrixXd& Y, const attn::AttentionParams& p,
+                        const std::function<MatrixXd(const MatrixXd&)>& h) {
+  MatrixXd Q = Y * p.W_Q, K = Y * p.W_K, V = Y * p.W_V;
+  if (p.b_Q.size() > 0) Q.rowwise() += p.b_Q.transpose();
+  if (p.b_K.size() > 0) K.rowwise() += p.b_K.transpose();
+  if (p.b_V.size() > 0) V.rowwise() += p.b_V.transpose();
+  return h(Q * K.transpose() / std::sqrt(static_cast<double>(p.W_Q.cols()))) * V;
+}
+
+}  // namespace
 
 TEST_SUITE("ch06") {
   TEST_CASE(
@@ -112,6 +129,20 @@ TEST_SUITE("ch06") {
         });
   }
 
+  TEST_CASE(
+      "self-attention is not permutation-invariant: its output rows move with the "
+      "tokens") {
+    // The source says reordering the tokens leaves the output as it was; it reorders it.
+    for_all([](Index n, Index d, Index, attn::Rng& rng, const attn::Permutation& perm) {
+      const MatrixXd X = attn::random_normal(n, d, rng);
+      const attn::AttentionParams p = ch06::random_attention(d, d, d, true, rng);
+      const auto self = [&](const MatrixXd& Y) { return attn::cross_attention(Y, Y, p); };
+      CHECK(attn::invariance_residual(self, X, perm) > broken);
+      CHECK(rel(self(attn::permute_rows(X, perm)), attn::permute_rows(self(X), perm)) <=
+            rounding(n, d));
+    });
+  }
+
   TEST_CASE("a bias added to every token commutes with permutations") {
     // P (XW + 1 b^T) = (PX) W + 1 b^T because P 1 = 1: the source's worry is unfounded.
     for_all([](Index n, Index d, Index, attn::Rng& rng, const attn::Permutation& perm) {
@@ -168,6 +199,32 @@ TEST_SUITE("ch06") {
     });
   }
 
+  TEST_CASE("the scale 1/sqrt(d_k) changes the output but not which biases cancel") {
+    // The source drops the scale "because it does not affect the result": it does, only
+    // the cancellations survive without it.
+    for_all([](Index n, Index d, Index, attn::Rng& rng, const attn::Permutation&) {
+      const MatrixXd X = attn::random_normal(n, d, rng),
+                     Z = attn::random_normal(n + 2, d, rng);
+      const double root_d = std::sqrt(static_cast<double>(d));
+      // cross_attention divides the scores by sqrt(d); queries times sqrt(d) undo that.
+      const auto unscaled = [&](attn::AttentionParams q) {
+        q.W_Q *= root_d;
+        q.b_Q *= root_d;
+        return attn::cross_attention(X, Z, q);
+      };
+      attn::AttentionParams p = ch06::random_attention(d, d, d, false, rng);
+      const MatrixXd scaled = attn::cross_attention(X, Z, p), plain = unscaled(p);
+      CHECK(rel(plain, scaled) > broken);
+      // Without the scale the key bias still cancels: rounding grows with the shift q_i.b_K.
+      p.b_K = ch06::vec(d, rng, 1.0);
+      const double c = max_abs(X * p.W_Q * p.b_K);
+      CHECK(rel(unscaled(p), plain) <= rounding(n, d) * (1.0 + c));
+      // ...and the query bias still does not.
+      p.b_Q = ch06::vec(d, rng, 1.0);
+      CHECK(rel(unscaled(p), plain) > broken);
+    });
+  }
+
   TEST_CASE(
       "the query bias changes the output: it adds b_Q.k_j / sqrt(d_k) to the scores") {
     for_all([](Index n, Index d, Index, attn::Rng& rng, const attn::Permutation&) {
@@ -221,6 +278,36 @@ TEST_SUITE("ch06") {
       const MatrixXd dQ = attn::cross_attention(X, Z, p, id) - plain;
       const MatrixXd expect_Q = ones * (s * p.b_Q.transpose() * K.transpose() * V);
       CHECK(max_abs(dQ - expect_Q) <= rounding(n, d) * std::max(1.0, max_abs(expect_Q)));
+    });
+  }
+
+  TEST_CASE(
+      "an h that commutes with permutations keeps biased attention equivariant, an h "
+      "that weighs key positions does not") {
+    // Section 2 needs h(P S P^T) = P h(S) P^T, not "any h": the biases add no condition.
+    for_all([](Index n, Index d, Index, attn::Rng& rng, const attn::Permutation& perm) {
+      const MatrixXd X = attn::random_normal(n, d, rng);
+      // Entry by entry, each row over its keys, each column over its queries: all commute.
+      const std::vector<std::function<MatrixXd(const MatrixXd&)>> commuting{
+          [](const MatrixXd& S) { return MatrixXd(S.array().tanh()); },
+          [](const MatrixXd& S) { return attn::softmax_rows(S); },
+          [](const MatrixXd& S) {
+            return MatrixXd(attn::softmax_rows(S.transpose()).transpose());
+          }};
+      // Softmax, then a fixed weight per key position j: it treats the columns unalike.
+      const VectorXd w = VectorXd::LinSpaced(n, 1.0, 2.0);
+      const auto by_position = [&](const MatrixXd& S) {
+        return MatrixXd(attn::softmax_rows(S) * w.asDiagonal());
+      };
+      for (const bool biases : {false, true}) {
+        const attn::AttentionParams p = ch06::random_attention(d, d, d, biases, rng);
+        const auto change = [&](const std::function<MatrixXd(const MatrixXd&)>& h) {
+          return rel(attention_with(attn::permute_rows(X, perm), p, h),
+                     attn::permute_rows(attention_with(X, p, h), perm));
+        };
+        for (const auto& h : commuting) CHECK(change(h) <= rounding(n, d));
+        CHECK(change(by_position) > broken);
+      }
     });
   }
 

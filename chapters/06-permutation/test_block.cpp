@@ -101,6 +101,28 @@ TEST_SUITE("ch06") {
     });
   }
 
+  TEST_CASE(
+      "the original post-LN block normalises the residual sum: LN(X + MHA(X)), not "
+      "X + LN(MHA(X))") {
+    // The source writes X + LN(Attn(X)) for the original block (Vaswani et al.); the
+    // original puts LN after the sum. Built by hand from the parts, the two differ.
+    for_all([](Index n, Index d, Index heads, attn::Rng& rng, const attn::Permutation&) {
+      const MatrixXd X = attn::random_normal(n, d, rng);
+      attn::BlockParams b =
+          ch06::random_block(d, heads, 2 * d, rng, attn::NormPlacement::post);
+      const auto N1 = [&](const MatrixXd& Y) { return attn::normalise(Y, b.norm1); };
+      const auto N2 = [&](const MatrixXd& Y) { return attn::normalise(Y, b.norm2); };
+      const MatrixXd X1 = N1(X + attn::attention_sublayer(X, b));
+      const MatrixXd original = N2(X1 + attn::feed_forward(X1, b.ffn));
+      CHECK(rel(attn::transformer_block(X, b), original) <= rounding(n, 2 * d));
+      const MatrixXd S1 = X + N1(attn::attention_sublayer(X, b));
+      const MatrixXd sources = S1 + N2(attn::feed_forward(S1, b.ffn));
+      CHECK(rel(sources, original) > broken);
+      b.placement = attn::NormPlacement::inner;
+      CHECK(rel(attn::transformer_block(X, b), sources) <= rounding(n, 2 * d));
+    });
+  }
+
   TEST_CASE("sinusoidal positional encoding breaks permutation equivariance" *
             doctest::test_suite("ex06.6")) {
     for_all([](Index n, Index d, Index heads, attn::Rng& rng,
