@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "attn/exercise.hpp"
 #include "attn/svd.hpp"
@@ -62,6 +63,15 @@ void require_targets(const Eigen::Ref<const MatrixXd>& X,
   require(Y.allFinite(), "least squares: Y has a NaN or infinite entry");
 }
 
+// X and Y scaled alike by a power of two, exactly, so that X's largest entry is near 1: the
+// least-squares beta is the same for both, and a factorisation that squares entries neither
+// overflows nor underflows, whatever the scale of X.
+std::pair<MatrixXd, VectorXd> scaled_alike(const Eigen::Ref<const MatrixXd>& X,
+                                           const Eigen::Ref<const VectorXd>& Y) {
+  const int e = detail::largest_exponent(X);
+  return {detail::times_power_of_two(X, -e), detail::times_power_of_two(Y, -e)};
+}
+
 // Thin SVD X = U_1 Lambda R^T, after the same checks as require_full_column_rank().
 ThinSvd checked_thin_svd(const Eigen::Ref<const MatrixXd>& X) {
   require_tall_and_finite(X);
@@ -82,11 +92,7 @@ VectorXd least_squares_qr(const Eigen::Ref<const MatrixXd>& X_given,
                           const Eigen::Ref<const VectorXd>& Y_given) {
   require_full_column_rank(X_given);
   require_targets(X_given, Y_given);
-  // X and Y scaled alike by a power of two (exactly; beta stays the same) so that X's largest
-  // entry is near 1: a Householder step squares entries.
-  const int e = detail::largest_exponent(X_given);
-  const MatrixXd X = detail::times_power_of_two(X_given, -e);
-  const VectorXd Y = detail::times_power_of_two(Y_given, -e);
+  const auto [X, Y] = scaled_alike(X_given, Y_given);  // a Householder step squares entries
   // [ls-qr]
   // X = Q_1 T: minimising |Y - X b| = |Q_1^T Y - T b| (plus a part b cannot change)
   // leaves the triangular system T b = Q_1^T Y. X^T X is never formed.
@@ -109,10 +115,7 @@ VectorXd least_squares_normal_equations(const Eigen::Ref<const MatrixXd>& X_give
                                         const Eigen::Ref<const VectorXd>& Y_given) {
   require_full_column_rank(X_given);
   require_targets(X_given, Y_given);
-  // Scaled as in least_squares_qr: X^T X squares every entry.
-  const int e = detail::largest_exponent(X_given);
-  const MatrixXd X = detail::times_power_of_two(X_given, -e);
-  const VectorXd Y = detail::times_power_of_two(Y_given, -e);
+  const auto [X, Y] = scaled_alike(X_given, Y_given);  // X^T X squares every entry
   // (X^T X) b = X^T Y by Cholesky: kappa(X^T X) = kappa(X)^2.
   const MatrixXd G = X.transpose() * X;
   const Eigen::LLT<MatrixXd> chol(G);
