@@ -60,6 +60,21 @@ TEST_CASE("the hat matrix stays a projection onto the columns of an ill-conditio
   CHECK(H.trace() == doctest::Approx(5.0).epsilon(1e-12));
 }
 
+TEST_CASE("the hat matrix is the same at every scale of X, even near overflow" *
+          doctest::test_suite("ex03.1")) {
+  // H(sX) = H(X): H depends on the span of the columns only. At s = 1e+-200 a factorisation
+  // that squares the entries of X as they are overflows or underflows (a false "numerical
+  // rank 0", or NaN); hat_matrix scales X by a power of two before the solution region, so
+  // any right answer passes. Entries of H are <= 1, a few eps each.
+  attn::Rng rng(636);
+  const MatrixXd X = attn::random_normal(30, 4, rng);
+  const MatrixXd H = attn::hat_matrix(X);
+  for (const double s : {1e-300, 1e-200, 1e200, 1e300}) {
+    CAPTURE(s);
+    CHECK((attn::hat_matrix(s * X) - H).cwiseAbs().maxCoeff() < 1e-13);
+  }
+}
+
 // BEGIN HIDDEN TESTS 03.1
 TEST_CASE("the hat matrix depends only on the column space of X" *
           doctest::test_suite("ex03.1")) {

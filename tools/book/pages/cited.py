@@ -4,7 +4,8 @@ The chapters name the test behind each claim after "Test:" or "Tests:", in backt
 same paragraph or in the list that follows (book.pages.model.citations). Each such name (a span
 of three or more words; shorter spans there are code) must be the name of a doctest TEST_CASE in
 chapters/*/test*.cpp or tests/lib/*.cpp, so that renaming or deleting a test cannot leave the
-book pointing at nothing.
+book pointing at nothing; a chapter's README.md, which students read, may not name a hidden
+test (only the worked solutions may).
 
 The worked solutions' numbers come from the build (<!--#sol:NN.M.key-->, book.pages.sync); what
 their tests (chapters/NN-*/test_solutions.cpp) still assert must be relative: they may not use
@@ -18,6 +19,7 @@ import os
 import sys
 
 from ..doctest_sources import absolute_approx, test_locations
+from ..homework.markers import hidden_test_names, scan
 from .model import citations, parse, read
 
 
@@ -27,6 +29,7 @@ def main(argv):
         return 2
     root = argv[1]
     names = set(test_locations(root))
+    hidden = set(hidden_test_names(scan(root)[0]))
     missing, count = [], 0
     for readme in sorted(glob.glob(os.path.join(root, "chapters", "*", "README.md")) +
                          glob.glob(os.path.join(root, "chapters", "*", "solutions.md"))):
@@ -35,6 +38,9 @@ def main(argv):
             if name not in names:
                 missing.append(f"{os.path.relpath(readme, root)}:{line + 1}: "
                                f"no test named `{name}`")
+            elif name in hidden and os.path.basename(readme) == "README.md":
+                missing.append(f"{os.path.relpath(readme, root)}:{line + 1}: `{name}` is a "
+                               "hidden test: a page students read may not name it")
     for tests in sorted(glob.glob(os.path.join(root, "chapters", "*", "test_solutions.cpp"))):
         for line in absolute_approx(read(tests)):
             missing.append(f"{os.path.relpath(tests, root)}:{line}: Approx(...).epsilon(...) "

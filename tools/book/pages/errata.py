@@ -16,7 +16,7 @@ and one entry per slip, a heading `#### NNN-MM Title` followed by **The source**
 Checked: ids are unique and start with their source's number; the summary counts are the
 entries' counts; every entry has the three parts, one status, and a kind from KINDS; an entry
 settled in a chapter links to a chapter section that holds a "The source says" note linking back
-to the entry; an entry settled by a test names a doctest test that exists; every "The source
+to the entry; an entry settled by a test names a doctest test that exists and is not hidden; every "The source
 says" note of a chapter (README.md or solutions.md) links to at least one entry. Exits 1 on the
 first listing of problems, otherwise 0.
 """
@@ -26,6 +26,7 @@ import re
 import sys
 
 from ..doctest_sources import test_locations
+from ..homework.markers import hidden_test_names, scan
 from .model import CODE_SPAN, LINK, parse, read
 
 SOURCES_PAGE = os.path.join("docs", "sources.md")
@@ -167,12 +168,16 @@ def problems(root):
     by_slug = {e["slug"]: e for e in listed}
     all_notes = notes(root)
     names = set(test_locations(root))
+    hidden = set(hidden_test_names(scan(root)[0]))
     sources_dir = os.path.join(root, "docs")
     for e in listed:
         where = f"{SOURCES_PAGE}:{e['line'] + 1}: entry {e['id']}"
         for name in e["tests"]:
             if name not in names:
                 found.append(f"{where}: no test named `{name}`")
+            elif name in hidden:
+                found.append(f"{where}: `{name}` is a hidden test, which the sources page "
+                             "(public) may not name")
         for target, anchor in e["links"]:
             path = os.path.normpath(os.path.join(sources_dir, target))
             if not re.search(r"chapters/[^/]+/(README|solutions)\.md$", path.replace(os.sep, "/")):
