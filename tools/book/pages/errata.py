@@ -26,7 +26,7 @@ import re
 import sys
 
 from ..doctest_sources import test_locations
-from ..homework.markers import hidden_test_names, scan
+from .cited import instructors_tests
 from .model import CODE_SPAN, LINK, parse, read
 
 SOURCES_PAGE = os.path.join("docs", "sources.md")
@@ -167,32 +167,33 @@ def problems(root):
     found, listed = entries(root)
     by_slug = {e["slug"]: e for e in listed}
     all_notes = notes(root)
-    names = set(test_locations(root))
-    hidden = set(hidden_test_names(scan(root)[0]))
+    located = test_locations(root)
+    names = set(located)
+    private = instructors_tests(root, located)
     sources_dir = os.path.join(root, "docs")
     for e in listed:
-        where = f"{SOURCES_PAGE}:{e['line'] + 1}: entry {e['id']}"
+        at = f"{SOURCES_PAGE}:{e['line'] + 1}: entry {e['id']}"
         for name in e["tests"]:
             if name not in names:
-                found.append(f"{where}: no test named `{name}`")
-            elif name in hidden:
-                found.append(f"{where}: `{name}` is a hidden test, which the sources page "
-                             "(public) may not name")
+                found.append(f"{at}: no test named `{name}`")
+            elif name in private:
+                found.append(f"{at}: `{name}` is a hidden test or a worked solution's, "
+                             "which the sources page (public) may not name")
         for target, anchor in e["links"]:
             path = os.path.normpath(os.path.join(sources_dir, target))
             if not re.search(r"chapters/[^/]+/(README|solutions)\.md$", path.replace(os.sep, "/")):
                 continue
             if not os.path.exists(path) or not anchor:
-                found.append(f"{where}: link to {target}#{anchor or ''} is not a chapter section")
+                found.append(f"{at}: link to {target}#{anchor or ''} is not a chapter section")
                 continue
             backs = [n for n in all_notes
                      if n[0] == path and anchor in n[2] and e["slug"] in n[3]]
             if not backs:
-                found.append(f"{where}: {os.path.relpath(path, root)}#{anchor} has no "
+                found.append(f"{at}: {os.path.relpath(path, root)}#{anchor} has no "
                              "'The source says' note linking back to this entry")
         if e["status"] != "none" and not any(
                 re.search(r"chapters/[^/]+/(README|solutions)\.md$", t) for t, _ in e["links"]):
-            found.append(f"{where}: settled, but links to no chapter page")
+            found.append(f"{at}: settled, but links to no chapter page")
     for path, line, _, back in all_notes:
         where = f"{os.path.relpath(path, root)}:{line + 1}"
         if not back:
