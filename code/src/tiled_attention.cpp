@@ -168,18 +168,21 @@ Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const MatrixXd>& Q,
     MatrixXd T(nk, block);  // column c: the scores, then the weights, of query i0 + c
     VectorXd sums(block);
     for (Index i0 = 0, b = 0; blocks.next(i0, b);) {
-      auto Tb = T.leftCols(b);
-      Tb.noalias() = scale * (K * Q.middleRows(i0, b).transpose());
+      // Under the mask the block's last query sees keys 0 .. i0 + b - 1: the rest of the
+      // keys are hidden from all of its queries, and skipped.
+      const Index keys = masking == Masking::causal ? std::min(nk, i0 + b) : nk;
+      auto Tb = T.topLeftCorner(keys, b);
+      Tb.noalias() = scale * (K.topRows(keys) * Q.middleRows(i0, b).transpose());
       if (masking == Masking::causal) mask_future(Tb, i0, 0);
       for (Index c = 0; c < b; ++c) {  // stable softmax numerators, row by row
         fast_exp_shifted(Tb.col(c), Tb.col(c).maxCoeff());
-        sums(c) = Tb.col(c).sum();  // in [1, nk]: the largest term is e^0 = 1
+        sums(c) = Tb.col(c).sum();  // in [1, keys]: the largest term is e^0 = 1
         // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
         require(std::isfinite(sums(c)), "attention_row_blocks: row " +
                                             std::to_string(i0 + c) +
                                             " has an infinite score");
       }
-      out.middleRows(i0, b).noalias() = Tb.transpose() * V;
+      out.middleRows(i0, b).noalias() = Tb.transpose() * V.topRows(keys);
       out.middleRows(i0, b).array().colwise() /= sums.head(b).array();
     }
   });

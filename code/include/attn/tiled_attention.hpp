@@ -35,7 +35,8 @@ int available_threads();
 /// \param K keys, \f$ n_k \times d_k \f$.
 /// \param V values, \f$ n_k \times d_v \f$.
 /// \param masking Masking::causal lets query \f$ i \f$ see keys \f$ j \le i \f$ only
-///        (needs \f$ n_q = n_k \f$).
+///        (needs \f$ n_q = n_k \f$); a block of queries \f$ i_0 \dots i_0 + B - 1 \f$
+///        computes the scores of keys \f$ 0 \dots i_0 + B - 1 \f$ only, about half the work.
 /// \param threads threads to share the blocks of queries (available_threads() by default;
 ///        at most one per block, so fewer queries than one block run on the caller's thread
 ///        alone). Each output row is computed by one thread with the same operations in the
