@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "attention_kernels.hpp"
 #include "attn/fast_exp.hpp"
 #include "common.hpp"
 
@@ -164,27 +165,15 @@ Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const MatrixXd>& Q,
   // [attention-row-blocks]
   const Index block = std::min(n, attention_row_block(nk));
   const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));  // 1/sqrt(d_k)
+  const detail::PackedKeysValues kv = detail::pack_keys_values(K, V);
   for_each_thread(n, block, threads, [&](RowBlocks& blocks) {  // a block on one thread
-    MatrixXd T(nk, block);  // column c: the scores, then the weights, of query i0 + c
-    VectorXd sums(block);
-    for (Index i0 = 0, b = 0; blocks.next(i0, b);) {
-      // Under the mask the block's last query sees keys 0 .. i0 + b - 1: the rest of the
-      // keys are hidden from all of its queries, and skipped.
-      const Index keys = masking == Masking::causal ? std::min(nk, i0 + b) : nk;
-      auto Tb = T.topLeftCorner(keys, b);
-      Tb.noalias() = scale * (K.topRows(keys) * Q.middleRows(i0, b).transpose());
-      if (masking == Masking::causal) mask_future(Tb, i0, 0);
-      for (Index c = 0; c < b; ++c) {  // stable softmax numerators, row by row
-        fast_exp_shifted(Tb.col(c), Tb.col(c).maxCoeff());
-        sums(c) = Tb.col(c).sum();  // in [1, keys]: the largest term is e^0 = 1
-        // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
-        require(std::isfinite(sums(c)), "attention_row_blocks: row " +
-                                            std::to_string(i0 + c) +
-                                            " has an infinite score");
-      }
-      out.middleRows(i0, b).noalias() = Tb.transpose() * V.topRows(keys);
-      out.middleRows(i0, b).array().colwise() /= sums.head(b).array();
-    }
+    // One tile of every key: each query's whole row of scores, then its plain softmax.
+    detail::ChunkWorkspace w(kv, nk);
+    for (Index i0 = 0, b = 0; blocks.next(i0, b);)
+      for (Index r0 = i0; r0 < i0 + b; r0 += detail::chunk)
+        detail::attend_chunk(Q, r0, std::min(detail::chunk, i0 + b - r0), kv, nk,
+                             masking == Masking::causal, scale, w, out,
+                             "attention_row_blocks");
   });
   // [attention-row-blocks]
   return out;
@@ -207,46 +196,13 @@ Eigen::MatrixXd tiled_attention(const Eigen::Ref<const MatrixXd>& Q,
   const Index bk = std::min(tiles.keys, std::max<Index>(nk, 1));
   MatrixXd out = MatrixXd::Zero(nq, dv);
   if (nk == 0) return out;  // no keys: an empty sum, as attention() returns
+  const detail::PackedKeysValues kv = detail::pack_keys_values(K, V);
   for_each_thread(nq, bq, threads, [&](RowBlocks& blocks) {  // a tile on one thread
-    MatrixXd T(bk, bq);     // scores, then e^{s - m'}, of one tile: column c is query c
-    MatrixXd O(bq, dv);     // running numerators o of the tile's queries
-    VectorXd m(bq), l(bq);  // running maxima and sums
-    VectorXd alpha(bq);     // e^{m - m'}, this step's rescaling
-    for (Index i0 = 0, b = 0; blocks.next(i0, b);) {
-      const auto Qi = Q.middleRows(i0, b);
-      m.head(b).setConstant(-inf);
-      l.head(b).setZero();
-      O.topRows(b).setZero();
-      // Keys after the tile's last query are hidden from all of its queries under the mask.
-      const Index key_end = causal ? std::min(nk, i0 + b) : nk;
-      for (Index j0 = 0; j0 < key_end; j0 += bk) {
-        const Index c = std::min(bk, key_end - j0);
-        auto S = T.topLeftCorner(c, b);
-        S.noalias() = scale * (K.middleRows(j0, c) * Qi.transpose());
-        if (causal && j0 + c - 1 > i0) mask_future(S, i0, j0);
-        // [online-softmax]
-        for (Index q = 0; q < b; ++q) {
-          const double m_new = std::max(m(q), S.col(q).maxCoeff());
-          if (m_new == -inf) {  // every key so far is hidden from this query
-            S.col(q).setZero();
-            alpha(q) = 1.0;
-            continue;
-          }
-          alpha(q) = std::exp(m(q) - m_new);  // e^{-inf} = 0 on the first visible tile
-          fast_exp_shifted(S.col(q), m_new);  // e^{s - m'}, masked -> 0
-          l(q) = alpha(q) * l(q) + S.col(q).sum();
-          // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
-          require(std::isfinite(l(q)), "tiled_attention: row " + std::to_string(i0 + q) +
-                                           " has an infinite score");
-          m(q) = m_new;
-        }
-        O.topRows(b) = alpha.head(b).asDiagonal() * O.topRows(b);
-        O.topRows(b).noalias() += S.transpose() * V.middleRows(j0, c);
-        // [online-softmax]
-      }
-      // l >= 1 once a query has seen a key: its largest term is e^0 = 1.
-      out.middleRows(i0, b) = l.head(b).cwiseInverse().asDiagonal() * O.topRows(b);
-    }
+    detail::ChunkWorkspace w(kv, bk);
+    for (Index i0 = 0, b = 0; blocks.next(i0, b);)
+      for (Index r0 = i0; r0 < i0 + b; r0 += detail::chunk)
+        detail::attend_chunk(Q, r0, std::min(detail::chunk, i0 + b - r0), kv, bk, causal,
+                             scale, w, out, "tiled_attention");
   });
   return out;
 }

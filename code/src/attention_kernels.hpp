@@ -1,0 +1,204 @@
+#pragma once
+// Internal to the library: the register-blocked kernel of the fast forward forms,
+// attention_row_blocks() and tiled_attention() (code/src/tiled_attention.cpp).
+//
+// A chunk of `chunk` consecutive queries is the unit of work. Its queries sit in the lanes
+// of Eigen's SIMD packets (8 doubles with AVX-512, 4 with AVX, 2 with SSE or WebAssembly's
+// SIMD, 1 without), so every step is the same for each query, lane by lane:
+//   scores   s[j][i] = (q_i / sqrt(d)) . k_j for a tile of keys j, i in the chunk, a block
+//            of chunk x key_group scores held in registers while the depth d runs;
+//   softmax  the running maximum m_i, e^{s - m_i} and its sum l_i, column by column of the
+//            tile (vertical, no horizontal reductions), while the tile is in L1;
+//   values   o_i <- e^{m_i - m'_i} o_i + sum_j e^{s_ij - m'_i} v_j, a block of chunk x
+//            value_group outputs in registers while the keys of the tile run.
+// One tile of all the keys a chunk sees is attention_row_blocks()'s plain softmax; smaller
+// tiles are tiled_attention()'s online softmax. Each query's result depends only on its
+// own lane and the key tiles (fixed multiples of the tile size from key 0), not on the
+// chunk or the thread that computes it: bit-identical for every thread count.
+//
+// Portable: Eigen's packet functions (ploadu, pset1, pmadd) map to AVX-512, AVX, SSE,
+// NEON, or plain doubles, and the exponential is fast_exp in a loop the compiler
+// vectorises, so the same code compiles for the browser.
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "attn/fast_exp.hpp"
+#include "common.hpp"
+
+namespace attn::detail {
+
+using Packet = Eigen::internal::packet_traits<double>::type;
+constexpr Eigen::Index lanes = Eigen::internal::packet_traits<double>::size;
+constexpr int chunk_packets = 4;                  // packets of queries per register block
+constexpr Eigen::Index chunk = chunk_packets * lanes;  // queries per chunk
+constexpr int key_group = 4;    // keys per register block of scores
+constexpr int value_group = 4;  // output columns per register block of values
+
+using Buffer = std::vector<double, Eigen::aligned_allocator<double>>;
+
+inline Eigen::Index round_up(Eigen::Index n, Eigen::Index m) { return (n + m - 1) / m * m; }
+
+// K and V rearranged once per call, shared read-only by every thread: key j's row at
+// keys[j d] (then key_group rows of zeros, so a register block may run past the last key),
+// value j's row at values[j dv_padded] (zero-padded to whole value groups).
+struct PackedKeysValues {
+  Eigen::Index nk = 0, d = 0, dv = 0, dv_padded = 0;
+  Buffer keys, values;
+};
+
+inline PackedKeysValues pack_keys_values(const Eigen::Ref<const Eigen::MatrixXd>& K,
+                                         const Eigen::Ref<const Eigen::MatrixXd>& V) {
+  PackedKeysValues p;
+  p.nk = K.rows();
+  p.d = K.cols();
+  p.dv = V.cols();
+  p.dv_padded = round_up(std::max<Eigen::Index>(p.dv, 1), value_group);
+  p.keys.assign(static_cast<std::size_t>((p.nk + key_group) * p.d), 0.0);
+  p.values.assign(static_cast<std::size_t>(p.nk * p.dv_padded), 0.0);
+  for (Eigen::Index j = 0; j < p.nk; ++j) {
+    for (Eigen::Index k = 0; k < p.d; ++k) p.keys[j * p.d + k] = K(j, k);
+    for (Eigen::Index f = 0; f < p.dv; ++f) p.values[j * p.dv_padded + f] = V(j, f);
+  }
+  return p;
+}
+
+// One thread's scratch memory for chunks of queries and tiles of up to key_tile keys.
+struct ChunkWorkspace {
+  ChunkWorkspace(const PackedKeysValues& kv, Eigen::Index key_tile)
+      : q(static_cast<std::size_t>(kv.d * chunk)),
+        s(static_cast<std::size_t>(round_up(key_tile, key_group) * chunk)),
+        o(static_cast<std::size_t>(kv.dv_padded * chunk)),
+        m(chunk),
+        l(chunk),
+        shift(chunk),
+        alpha(chunk),
+        sum(chunk) {}
+  Buffer q;  // q[k chunk + i] = Q(r0 + i, k) / sqrt(d), zero past the chunk's last query
+  Buffer s;  // s[j chunk + i]: the score, then the weight, of query i and key j0 + j
+  Buffer o;  // o[f chunk + i]: running numerator of output (r0 + i, f)
+  Buffer m, l, shift, alpha, sum;  // per query: running maximum and sum, this tile's
+                                   // shift m', rescaling e^{m - m'}, and sum
+};
+
+// s[j][.] = q . k_{j0 + j} for j < c (and up to key_group - 1 rows past c: ignored).
+inline void chunk_scores(const double* q, Eigen::Index d, const double* keys, Eigen::Index c,
+                         double* s) {
+  using namespace Eigen::internal;
+  for (Eigen::Index j = 0; j < c; j += key_group) {
+    const double* k_rows = keys + j * d;
+    Packet acc[chunk_packets][key_group];
+    for (auto& row : acc)
+      for (Packet& a : row) a = pset1<Packet>(0.0);
+    for (Eigen::Index k = 0; k < d; ++k) {
+      Packet qk[chunk_packets];
+      for (int p = 0; p < chunk_packets; ++p) qk[p] = ploadu<Packet>(q + k * chunk + p * lanes);
+      for (int r = 0; r < key_group; ++r) {
+        const Packet key = pset1<Packet>(k_rows[r * d + k]);
+        for (int p = 0; p < chunk_packets; ++p) acc[p][r] = pmadd(qk[p], key, acc[p][r]);
+      }
+    }
+    for (int r = 0; r < key_group; ++r)
+      for (int p = 0; p < chunk_packets; ++p)
+        pstoreu(s + (j + r) * chunk + p * lanes, acc[p][r]);
+  }
+}
+
+// o[f][i] = alpha_i o[f][i] + sum_{j < c} s[j][i] v_{j0 + j, f}, all f < dv_padded.
+inline void chunk_values(const double* s, Eigen::Index c, const double* values,
+                         Eigen::Index dv_padded, const double* alpha, double* o) {
+  using namespace Eigen::internal;
+  Packet a[chunk_packets];
+  for (int p = 0; p < chunk_packets; ++p) a[p] = ploadu<Packet>(alpha + p * lanes);
+  for (Eigen::Index f = 0; f < dv_padded; f += value_group) {
+    Packet acc[chunk_packets][value_group];
+    for (int r = 0; r < value_group; ++r)
+      for (int p = 0; p < chunk_packets; ++p)
+        acc[p][r] = pmul(a[p], ploadu<Packet>(o + (f + r) * chunk + p * lanes));
+    for (Eigen::Index j = 0; j < c; ++j) {
+      Packet w[chunk_packets];
+      for (int p = 0; p < chunk_packets; ++p) w[p] = ploadu<Packet>(s + j * chunk + p * lanes);
+      const double* v = values + j * dv_padded + f;
+      for (int r = 0; r < value_group; ++r) {
+        const Packet value = pset1<Packet>(v[r]);
+        for (int p = 0; p < chunk_packets; ++p) acc[p][r] = pmadd(w[p], value, acc[p][r]);
+      }
+    }
+    for (int r = 0; r < value_group; ++r)
+      for (int p = 0; p < chunk_packets; ++p)
+        pstoreu(o + (f + r) * chunk + p * lanes, acc[p][r]);
+  }
+}
+
+// One step of the online softmax over a tile of c keys whose scores are in w.s: the new
+// maxima, the rescaling factors e^{m - m'}, the weights e^{s - m'} in place and their sums.
+// A query that has seen only masked keys keeps m' = -inf and gets weights 0 (its shift is
+// 0, not -inf, so no -inf - -inf). An overflowed score (+inf) makes NaN, which reaches l.
+inline void chunk_softmax_step(ChunkWorkspace& w, Eigen::Index c) {
+  double* s = w.s.data();
+  double *m = w.m.data(), *l = w.l.data(), *shift = w.shift.data(), *alpha = w.alpha.data(),
+         *sum = w.sum.data();
+  for (Eigen::Index i = 0; i < chunk; ++i) shift[i] = m[i];
+  for (Eigen::Index j = 0; j < c; ++j)
+    for (Eigen::Index i = 0; i < chunk; ++i) {
+      const double x = s[j * chunk + i];
+      shift[i] = x > shift[i] ? x : shift[i];
+    }
+  for (Eigen::Index i = 0; i < chunk; ++i) {
+    const double m_new = shift[i];
+    shift[i] = m_new == -inf ? 0.0 : m_new;
+    const double v = m[i] - shift[i];  // <= 0; -inf on the first tile a query sees
+    const double e = fast_exp(v < -708.0 ? -708.0 : v);
+    alpha[i] = v < -708.0 ? 0.0 : e;
+    m[i] = m_new;
+  }
+  for (Eigen::Index i = 0; i < chunk; ++i) sum[i] = 0.0;
+  for (Eigen::Index j = 0; j < c; ++j)
+    for (Eigen::Index i = 0; i < chunk; ++i) {
+      const double v = s[j * chunk + i] - shift[i];
+      const double e = fast_exp(v < -708.0 ? -708.0 : v);
+      s[j * chunk + i] = v < -708.0 ? 0.0 : e;
+      sum[i] += s[j * chunk + i];
+    }
+  for (Eigen::Index i = 0; i < chunk; ++i) l[i] = alpha[i] * l[i] + sum[i];
+}
+
+// Attention for the queries r0 .. r0 + rows - 1 (rows <= chunk) of Q into the same rows of
+// out, the keys in tiles of key_tile (any size >= 1) from key 0; under the causal mask only
+// the keys up to the chunk's last query, the future ones masked to -inf.
+// Throws std::invalid_argument naming the chunk's first row whose sum is not finite (a
+// score that overflowed): `who` names the caller.
+inline void attend_chunk(const Eigen::Ref<const Eigen::MatrixXd>& Q, Eigen::Index r0,
+                         Eigen::Index rows, const PackedKeysValues& kv, Eigen::Index key_tile,
+                         bool causal, double scale, ChunkWorkspace& w,
+                         Eigen::Ref<Eigen::MatrixXd> out, const char* who) {
+  const Eigen::Index d = kv.d, dvp = kv.dv_padded;
+  for (Eigen::Index k = 0; k < d; ++k)
+    for (Eigen::Index i = 0; i < chunk; ++i)
+      w.q[k * chunk + i] = i < rows ? scale * Q(r0 + i, k) : 0.0;
+  std::fill(w.m.begin(), w.m.end(), -inf);
+  std::fill(w.l.begin(), w.l.end(), 0.0);
+  std::fill(w.o.begin(), w.o.end(), 0.0);
+  const Eigen::Index key_end = causal ? std::min(kv.nk, r0 + rows) : kv.nk;
+  for (Eigen::Index j0 = 0; j0 < key_end; j0 += key_tile) {
+    const Eigen::Index c = std::min(key_tile, key_end - j0);
+    chunk_scores(w.q.data(), d, kv.keys.data() + j0 * d, c, w.s.data());
+    if (causal && j0 + c - 1 > r0)  // key j0 + j is hidden from query r0 + i if j0 + j > r0 + i
+      for (Eigen::Index j = std::max<Eigen::Index>(0, r0 + 1 - j0); j < c; ++j)
+        for (Eigen::Index i = 0; i < chunk; ++i)
+          if (j0 + j > r0 + i) w.s[j * chunk + i] = -inf;
+    chunk_softmax_step(w, c);
+    chunk_values(w.s.data(), c, kv.values.data() + j0 * dvp, dvp, w.alpha.data(), w.o.data());
+  }
+  // l >= 1 once a query has seen a key: its largest term is e^0 = 1.
+  for (Eigen::Index i = 0; i < rows; ++i)
+    require(std::isfinite(w.l[i]), std::string(who) + ": row " + std::to_string(r0 + i) +
+                                       " has an infinite score");
+  for (Eigen::Index f = 0; f < kv.dv; ++f)
+    for (Eigen::Index i = 0; i < rows; ++i) out(r0 + i, f) = w.o[f * chunk + i] / w.l[i];
+}
+
+}  // namespace attn::detail
