@@ -33,45 +33,42 @@ namespace attn::detail {
 
 using Packet = Eigen::internal::packet_traits<double>::type;
 constexpr Eigen::Index lanes = Eigen::internal::packet_traits<double>::size;
-constexpr int chunk_packets = 4;                  // packets of queries per register block
+#ifndef CP
+#define CP 4
+#define KG 6
+#define VG 6
+#endif
+constexpr int chunk_packets = CP;                  // packets of queries per register block
 constexpr Eigen::Index chunk = chunk_packets * lanes;  // queries per chunk
-constexpr int key_group = 4;    // keys per register block of scores
-constexpr int value_group = 4;  // output columns per register block of values
+constexpr int key_group = KG;    // keys per register block of scores
+constexpr int value_group = VG;  // output columns per register block of values
 
 using Buffer = std::vector<double, Eigen::aligned_allocator<double>>;
 
-inline Eigen::Index round_up(Eigen::Index n, Eigen::Index m) { return (n + m - 1) / m * m; }
-
-// K and V rearranged once per call, shared read-only by every thread: key j's row at
-// keys[j d] (then key_group rows of zeros, so a register block may run past the last key),
-// value j's row at values[j dv_padded] (zero-padded to whole value groups).
-struct PackedKeysValues {
-  Eigen::Index nk = 0, d = 0, dv = 0, dv_padded = 0;
-  Buffer keys, values;
-};
-
-inline PackedKeysValues pack_keys_values(const Eigen::Ref<const Eigen::MatrixXd>& K,
-                                         const Eigen::Ref<const Eigen::MatrixXd>& V) {
-  PackedKeysValues p;
-  p.nk = K.rows();
-  p.d = K.cols();
-  p.dv = V.cols();
-  p.dv_padded = round_up(std::max<Eigen::Index>(p.dv, 1), value_group);
-  p.keys.assign(static_cast<std::size_t>((p.nk + key_group) * p.d), 0.0);
-  p.values.assign(static_cast<std::size_t>(p.nk * p.dv_padded), 0.0);
-  for (Eigen::Index j = 0; j < p.nk; ++j) {
-    for (Eigen::Index k = 0; k < p.d; ++k) p.keys[j * p.d + k] = K(j, k);
-    for (Eigen::Index f = 0; f < p.dv; ++f) p.values[j * p.dv_padded + f] = V(j, f);
+// Calls block.template operator()<G>(j) for j = 0, G, 2G, ... while a whole group of G fits
+// in n, then once with the remainder as its group size: every register block has its size
+// fixed at compile time, and nothing is read or written past n.
+template <int G, class Block>
+void remainder_group(Eigen::Index r, Eigen::Index j, const Block& block) {
+  if constexpr (G > 0) {
+    if (r == G) return block.template operator()<G>(j);
+    remainder_group<G - 1>(r, j, block);
   }
-  return p;
+}
+template <int G, class Block>
+void in_groups(Eigen::Index n, const Block& block) {
+  Eigen::Index j = 0;
+  for (; j + G <= n; j += G) block.template operator()<G>(j);
+  remainder_group<G - 1>(n - j, j, block);
 }
 
-// One thread's scratch memory for chunks of queries and tiles of up to key_tile keys.
+// One thread's scratch memory for chunks of queries, d_k = d, d_v = dv, and tiles of up to
+// key_tile keys.
 struct ChunkWorkspace {
-  ChunkWorkspace(const PackedKeysValues& kv, Eigen::Index key_tile)
-      : q(static_cast<std::size_t>(kv.d * chunk)),
-        s(static_cast<std::size_t>(round_up(key_tile, key_group) * chunk)),
-        o(static_cast<std::size_t>(kv.dv_padded * chunk)),
+  ChunkWorkspace(Eigen::Index d, Eigen::Index dv, Eigen::Index key_tile)
+      : q(static_cast<std::size_t>(d * chunk)),
+        s(static_cast<std::size_t>(key_tile * chunk)),
+        o(static_cast<std::size_t>(dv * chunk)),
         m(chunk),
         l(chunk),
         shift(chunk),
@@ -84,53 +81,55 @@ struct ChunkWorkspace {
                                    // shift m', rescaling e^{m - m'}, and sum
 };
 
-// s[j][.] = q . k_{j0 + j} for j < c (and up to key_group - 1 rows past c: ignored).
-inline void chunk_scores(const double* q, Eigen::Index d, const double* keys, Eigen::Index c,
-                         double* s) {
-  using namespace Eigen::internal;
-  for (Eigen::Index j = 0; j < c; j += key_group) {
-    const double* k_rows = keys + j * d;
-    Packet acc[chunk_packets][key_group];
+// s[j][.] = q . k_{j0 + j} for j < c; K points at K(j0, 0), column stride ldk. K is read
+// where it is (no copy): a register block's keys are neighbours in each column.
+inline void chunk_scores(const double* q, Eigen::Index d, const double* K, Eigen::Index ldk,
+                         Eigen::Index c, double* s) {
+  in_groups<key_group>(c, [&]<int G>(Eigen::Index j) {
+    using namespace Eigen::internal;
+    Packet acc[chunk_packets][G];
     for (auto& row : acc)
       for (Packet& a : row) a = pset1<Packet>(0.0);
     for (Eigen::Index k = 0; k < d; ++k) {
       Packet qk[chunk_packets];
       for (int p = 0; p < chunk_packets; ++p) qk[p] = ploadu<Packet>(q + k * chunk + p * lanes);
-      for (int r = 0; r < key_group; ++r) {
-        const Packet key = pset1<Packet>(k_rows[r * d + k]);
-        for (int p = 0; p < chunk_packets; ++p) acc[p][r] = pmadd(qk[p], key, acc[p][r]);
+      const double* key = K + k * ldk + j;
+      for (int r = 0; r < G; ++r) {
+        const Packet kr = pset1<Packet>(key[r]);
+        for (int p = 0; p < chunk_packets; ++p) acc[p][r] = pmadd(qk[p], kr, acc[p][r]);
       }
     }
-    for (int r = 0; r < key_group; ++r)
+    for (int r = 0; r < G; ++r)
       for (int p = 0; p < chunk_packets; ++p)
         pstoreu(s + (j + r) * chunk + p * lanes, acc[p][r]);
-  }
+  });
 }
 
-// o[f][i] = alpha_i o[f][i] + sum_{j < c} s[j][i] v_{j0 + j, f}, all f < dv_padded.
-inline void chunk_values(const double* s, Eigen::Index c, const double* values,
-                         Eigen::Index dv_padded, const double* alpha, double* o) {
-  using namespace Eigen::internal;
-  Packet a[chunk_packets];
-  for (int p = 0; p < chunk_packets; ++p) a[p] = ploadu<Packet>(alpha + p * lanes);
-  for (Eigen::Index f = 0; f < dv_padded; f += value_group) {
-    Packet acc[chunk_packets][value_group];
-    for (int r = 0; r < value_group; ++r)
-      for (int p = 0; p < chunk_packets; ++p)
-        acc[p][r] = pmul(a[p], ploadu<Packet>(o + (f + r) * chunk + p * lanes));
+// o[f][i] = alpha_i o[f][i] + sum_{j < c} s[j][i] V(j0 + j, f) for f < dv; V points at
+// V(j0, 0), column stride ldv.
+inline void chunk_values(const double* s, Eigen::Index c, const double* V, Eigen::Index ldv,
+                         Eigen::Index dv, const double* alpha, double* o) {
+  in_groups<value_group>(dv, [&]<int G>(Eigen::Index f) {
+    using namespace Eigen::internal;
+    Packet acc[chunk_packets][G];
+    for (int p = 0; p < chunk_packets; ++p) {
+      const Packet a = ploadu<Packet>(alpha + p * lanes);
+      for (int r = 0; r < G; ++r)
+        acc[p][r] = pmul(a, ploadu<Packet>(o + (f + r) * chunk + p * lanes));
+    }
+    const double* v = V + f * ldv;
     for (Eigen::Index j = 0; j < c; ++j) {
       Packet w[chunk_packets];
       for (int p = 0; p < chunk_packets; ++p) w[p] = ploadu<Packet>(s + j * chunk + p * lanes);
-      const double* v = values + j * dv_padded + f;
-      for (int r = 0; r < value_group; ++r) {
-        const Packet value = pset1<Packet>(v[r]);
-        for (int p = 0; p < chunk_packets; ++p) acc[p][r] = pmadd(w[p], value, acc[p][r]);
+      for (int r = 0; r < G; ++r) {
+        const Packet vr = pset1<Packet>(v[r * ldv + j]);
+        for (int p = 0; p < chunk_packets; ++p) acc[p][r] = pmadd(w[p], vr, acc[p][r]);
       }
     }
-    for (int r = 0; r < value_group; ++r)
+    for (int r = 0; r < G; ++r)
       for (int p = 0; p < chunk_packets; ++p)
         pstoreu(o + (f + r) * chunk + p * lanes, acc[p][r]);
-  }
+  });
 }
 
 // One step of the online softmax over a tile of c keys whose scores are in w.s: the new
@@ -171,33 +170,35 @@ inline void chunk_softmax_step(ChunkWorkspace& w, Eigen::Index c) {
 // the keys up to the chunk's last query, the future ones masked to -inf.
 // Throws std::invalid_argument naming the chunk's first row whose sum is not finite (a
 // score that overflowed): `who` names the caller.
-inline void attend_chunk(const Eigen::Ref<const Eigen::MatrixXd>& Q, Eigen::Index r0,
-                         Eigen::Index rows, const PackedKeysValues& kv, Eigen::Index key_tile,
-                         bool causal, double scale, ChunkWorkspace& w,
-                         Eigen::Ref<Eigen::MatrixXd> out, const char* who) {
-  const Eigen::Index d = kv.d, dvp = kv.dv_padded;
+inline void attend_chunk(const Eigen::Ref<const Eigen::MatrixXd>& Q,
+                         const Eigen::Ref<const Eigen::MatrixXd>& K,
+                         const Eigen::Ref<const Eigen::MatrixXd>& V, Eigen::Index r0,
+                         Eigen::Index rows, Eigen::Index key_tile, bool causal, double scale,
+                         ChunkWorkspace& w, Eigen::Ref<Eigen::MatrixXd> out, const char* who) {
+  const Eigen::Index d = Q.cols(), dv = V.cols(), nk = K.rows();
   for (Eigen::Index k = 0; k < d; ++k)
     for (Eigen::Index i = 0; i < chunk; ++i)
       w.q[k * chunk + i] = i < rows ? scale * Q(r0 + i, k) : 0.0;
   std::fill(w.m.begin(), w.m.end(), -inf);
   std::fill(w.l.begin(), w.l.end(), 0.0);
   std::fill(w.o.begin(), w.o.end(), 0.0);
-  const Eigen::Index key_end = causal ? std::min(kv.nk, r0 + rows) : kv.nk;
+  const Eigen::Index key_end = causal ? std::min(nk, r0 + rows) : nk;
   for (Eigen::Index j0 = 0; j0 < key_end; j0 += key_tile) {
     const Eigen::Index c = std::min(key_tile, key_end - j0);
-    chunk_scores(w.q.data(), d, kv.keys.data() + j0 * d, c, w.s.data());
+    chunk_scores(w.q.data(), d, K.data() + j0, K.outerStride(), c, w.s.data());
     if (causal && j0 + c - 1 > r0)  // key j0 + j is hidden from query r0 + i if j0 + j > r0 + i
       for (Eigen::Index j = std::max<Eigen::Index>(0, r0 + 1 - j0); j < c; ++j)
         for (Eigen::Index i = 0; i < chunk; ++i)
           if (j0 + j > r0 + i) w.s[j * chunk + i] = -inf;
     chunk_softmax_step(w, c);
-    chunk_values(w.s.data(), c, kv.values.data() + j0 * dvp, dvp, w.alpha.data(), w.o.data());
+    chunk_values(w.s.data(), c, V.data() + j0, V.outerStride(), dv, w.alpha.data(),
+                 w.o.data());
   }
   // l >= 1 once a query has seen a key: its largest term is e^0 = 1.
   for (Eigen::Index i = 0; i < rows; ++i)
     require(std::isfinite(w.l[i]), std::string(who) + ": row " + std::to_string(r0 + i) +
                                        " has an infinite score");
-  for (Eigen::Index f = 0; f < kv.dv; ++f)
+  for (Eigen::Index f = 0; f < dv; ++f)
     for (Eigen::Index i = 0; i < rows; ++i) out(r0 + i, f) = w.o[f * chunk + i] / w.l[i];
 }
 

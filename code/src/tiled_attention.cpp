@@ -165,13 +165,12 @@ Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const MatrixXd>& Q,
   // [attention-row-blocks]
   const Index block = std::min(n, attention_row_block(nk));
   const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));  // 1/sqrt(d_k)
-  const detail::PackedKeysValues kv = detail::pack_keys_values(K, V);
   for_each_thread(n, block, threads, [&](RowBlocks& blocks) {  // a block on one thread
     // One tile of every key: each query's whole row of scores, then its plain softmax.
-    detail::ChunkWorkspace w(kv, nk);
+    detail::ChunkWorkspace w(Q.cols(), V.cols(), nk);
     for (Index i0 = 0, b = 0; blocks.next(i0, b);)
       for (Index r0 = i0; r0 < i0 + b; r0 += detail::chunk)
-        detail::attend_chunk(Q, r0, std::min(detail::chunk, i0 + b - r0), kv, nk,
+        detail::attend_chunk(Q, K, V, r0, std::min(detail::chunk, i0 + b - r0), nk,
                              masking == Masking::causal, scale, w, out,
                              "attention_row_blocks");
   });
@@ -196,13 +195,12 @@ Eigen::MatrixXd tiled_attention(const Eigen::Ref<const MatrixXd>& Q,
   const Index bk = std::min(tiles.keys, std::max<Index>(nk, 1));
   MatrixXd out = MatrixXd::Zero(nq, dv);
   if (nk == 0) return out;  // no keys: an empty sum, as attention() returns
-  const detail::PackedKeysValues kv = detail::pack_keys_values(K, V);
   for_each_thread(nq, bq, threads, [&](RowBlocks& blocks) {  // a tile on one thread
-    detail::ChunkWorkspace w(kv, bk);
+    detail::ChunkWorkspace w(Q.cols(), V.cols(), bk);
     for (Index i0 = 0, b = 0; blocks.next(i0, b);)
       for (Index r0 = i0; r0 < i0 + b; r0 += detail::chunk)
-        detail::attend_chunk(Q, r0, std::min(detail::chunk, i0 + b - r0), kv, bk, causal,
-                             scale, w, out, "tiled_attention");
+        detail::attend_chunk(Q, K, V, r0, std::min(detail::chunk, i0 + b - r0), bk,
+                             causal, scale, w, out, "tiled_attention");
   });
   return out;
 }
