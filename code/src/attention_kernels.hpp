@@ -62,23 +62,29 @@ void in_groups(Eigen::Index n, const Block& block) {
   remainder_group<G - 1>(n - j, j, block);
 }
 
-// One thread's scratch memory for chunks of queries, d_k = d, d_v = dv, and tiles of up to
-// key_tile keys.
-struct ChunkWorkspace {
-  ChunkWorkspace(Eigen::Index d, Eigen::Index dv, Eigen::Index key_tile)
-      : q(static_cast<std::size_t>(d * chunk)),
+// One thread's scratch memory for blocks of up to max_queries queries, d_k = d, d_v = dv,
+// and tiles of up to key_tile keys. Chunk t of a block keeps its own queries and running
+// state (q, o, m, l at offset t times their size); the tile's scores and the per-step
+// vectors are shared.
+struct BlockWorkspace {
+  BlockWorkspace(Eigen::Index max_queries, Eigen::Index d, Eigen::Index dv,
+                 Eigen::Index key_tile)
+      : chunks((max_queries + chunk - 1) / chunk),
+        q(static_cast<std::size_t>(chunks * d * chunk)),
+        o(static_cast<std::size_t>(chunks * dv * chunk)),
+        m(static_cast<std::size_t>(chunks * chunk)),
+        l(static_cast<std::size_t>(chunks * chunk)),
         s(static_cast<std::size_t>(key_tile * chunk)),
-        o(static_cast<std::size_t>(dv * chunk)),
-        m(chunk),
-        l(chunk),
         shift(chunk),
         alpha(chunk),
         sum(chunk) {}
-  Buffer q;  // q[k chunk + i] = Q(r0 + i, k) / sqrt(d), zero past the chunk's last query
-  Buffer s;  // s[j chunk + i]: the score, then the weight, of query i and key j0 + j
+  Eigen::Index chunks;
+  Buffer q;  // q[k chunk + i] = Q(r0 + i, k) / sqrt(d), zero past the block's last query
   Buffer o;  // o[f chunk + i]: running numerator of output (r0 + i, f)
-  Buffer m, l, shift, alpha, sum;  // per query: running maximum and sum, this tile's
-                                   // shift m', rescaling e^{m - m'}, and sum
+  Buffer m, l;  // per query: running maximum and sum
+  Buffer s;  // s[j chunk + i]: the score, then the weight, of query r0 + i and key j0 + j
+  Buffer shift, alpha, sum;  // per query of a chunk: this tile's shift m', rescaling
+                             // e^{m - m'}, and sum
 };
 
 // s[j][.] = q . k_{j0 + j} for j < c; K points at K(j0, 0), column stride ldk. K is read
@@ -132,14 +138,14 @@ inline void chunk_values(const double* s, Eigen::Index c, const double* V, Eigen
   });
 }
 
-// One step of the online softmax over a tile of c keys whose scores are in w.s: the new
-// maxima, the rescaling factors e^{m - m'}, the weights e^{s - m'} in place and their sums.
-// A query that has seen only masked keys keeps m' = -inf and gets weights 0 (its shift is
-// 0, not -inf, so no -inf - -inf). An overflowed score (+inf) makes NaN, which reaches l.
-inline void chunk_softmax_step(ChunkWorkspace& w, Eigen::Index c) {
+// One step of the online softmax over a tile of c keys whose scores are in w.s, for the
+// chunk whose running maxima and sums are m and l: the new maxima, the rescaling factors
+// e^{m - m'} (w.alpha), the weights e^{s - m'} in place and their sums. A query that has
+// seen only masked keys keeps m' = -inf and gets weights 0 (its shift is 0, not -inf, so
+// no -inf - -inf). An overflowed score (+inf) makes NaN, which reaches l.
+inline void chunk_softmax_step(BlockWorkspace& w, Eigen::Index c, double* m, double* l) {
   double* s = w.s.data();
-  double *m = w.m.data(), *l = w.l.data(), *shift = w.shift.data(), *alpha = w.alpha.data(),
-         *sum = w.sum.data();
+  double *shift = w.shift.data(), *alpha = w.alpha.data(), *sum = w.sum.data();
   for (Eigen::Index i = 0; i < chunk; ++i) shift[i] = m[i];
   for (Eigen::Index j = 0; j < c; ++j)
     for (Eigen::Index i = 0; i < chunk; ++i) {
@@ -165,41 +171,55 @@ inline void chunk_softmax_step(ChunkWorkspace& w, Eigen::Index c) {
   for (Eigen::Index i = 0; i < chunk; ++i) l[i] = alpha[i] * l[i] + sum[i];
 }
 
-// Attention for the queries r0 .. r0 + rows - 1 (rows <= chunk) of Q into the same rows of
-// out, the keys in tiles of key_tile (any size >= 1) from key 0; under the causal mask only
-// the keys up to the chunk's last query, the future ones masked to -inf.
-// Throws std::invalid_argument naming the chunk's first row whose sum is not finite (a
+// Attention for the queries i0 .. i0 + b - 1 of Q (b <= the workspace's max_queries) into
+// the same rows of out, the keys in tiles of key_tile (any size >= 1) from key 0. Each tile
+// of K and V is used by every chunk of the block while it is in cache. Under the causal
+// mask a chunk sees the keys up to its last query only, the future ones masked to -inf.
+// Throws std::invalid_argument naming the block's first row whose sum is not finite (a
 // score that overflowed): `who` names the caller.
-inline void attend_chunk(const Eigen::Ref<const Eigen::MatrixXd>& Q,
+inline void attend_block(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                          const Eigen::Ref<const Eigen::MatrixXd>& K,
-                         const Eigen::Ref<const Eigen::MatrixXd>& V, Eigen::Index r0,
-                         Eigen::Index rows, Eigen::Index key_tile, bool causal, double scale,
-                         ChunkWorkspace& w, Eigen::Ref<Eigen::MatrixXd> out, const char* who) {
+                         const Eigen::Ref<const Eigen::MatrixXd>& V, Eigen::Index i0,
+                         Eigen::Index b, Eigen::Index key_tile, bool causal, double scale,
+                         BlockWorkspace& w, Eigen::Ref<Eigen::MatrixXd> out, const char* who) {
   const Eigen::Index d = Q.cols(), dv = V.cols(), nk = K.rows();
-  for (Eigen::Index k = 0; k < d; ++k)
+  const Eigen::Index chunks = (b + chunk - 1) / chunk;
+  for (Eigen::Index k = 0; k < d * chunks; ++k) {  // chunk t's column k at (t d + k) chunk
+    const Eigen::Index t = k / d, r0 = i0 + t * chunk, rows = std::min(chunk, i0 + b - r0);
     for (Eigen::Index i = 0; i < chunk; ++i)
-      w.q[k * chunk + i] = i < rows ? scale * Q(r0 + i, k) : 0.0;
+      w.q[k * chunk + i] = i < rows ? scale * Q(r0 + i, k % d) : 0.0;
+  }
   std::fill(w.m.begin(), w.m.end(), -inf);
   std::fill(w.l.begin(), w.l.end(), 0.0);
   std::fill(w.o.begin(), w.o.end(), 0.0);
-  const Eigen::Index key_end = causal ? std::min(nk, r0 + rows) : nk;
-  for (Eigen::Index j0 = 0; j0 < key_end; j0 += key_tile) {
-    const Eigen::Index c = std::min(key_tile, key_end - j0);
-    chunk_scores(w.q.data(), d, K.data() + j0, K.outerStride(), c, w.s.data());
-    if (causal && j0 + c - 1 > r0)  // key j0 + j is hidden from query r0 + i if j0 + j > r0 + i
-      for (Eigen::Index j = std::max<Eigen::Index>(0, r0 + 1 - j0); j < c; ++j)
-        for (Eigen::Index i = 0; i < chunk; ++i)
-          if (j0 + j > r0 + i) w.s[j * chunk + i] = -inf;
-    chunk_softmax_step(w, c);
-    chunk_values(w.s.data(), c, V.data() + j0, V.outerStride(), dv, w.alpha.data(),
-                 w.o.data());
-  }
+  const Eigen::Index block_key_end = causal ? std::min(nk, i0 + b) : nk;
+  for (Eigen::Index j0 = 0; j0 < block_key_end; j0 += key_tile)
+    for (Eigen::Index t = 0; t < chunks; ++t) {
+      const Eigen::Index r0 = i0 + t * chunk, rows = std::min(chunk, i0 + b - r0);
+      const Eigen::Index key_end = causal ? std::min(nk, r0 + rows) : nk;
+      if (j0 >= key_end) continue;  // every key of the tile is hidden from the chunk
+      const Eigen::Index c = std::min(key_tile, key_end - j0);
+      chunk_scores(w.q.data() + t * d * chunk, d, K.data() + j0, K.outerStride(), c,
+                   w.s.data());
+      if (causal && j0 + c - 1 > r0)  // key j0 + j is hidden from query r0 + i if j > i
+        for (Eigen::Index j = std::max<Eigen::Index>(0, r0 + 1 - j0); j < c; ++j)
+          for (Eigen::Index i = 0; i < chunk; ++i)
+            if (j0 + j > r0 + i) w.s[j * chunk + i] = -inf;
+      chunk_softmax_step(w, c, w.m.data() + t * chunk, w.l.data() + t * chunk);
+      chunk_values(w.s.data(), c, V.data() + j0, V.outerStride(), dv, w.alpha.data(),
+                   w.o.data() + t * dv * chunk);
+    }
   // l >= 1 once a query has seen a key: its largest term is e^0 = 1.
-  for (Eigen::Index i = 0; i < rows; ++i)
-    require(std::isfinite(w.l[i]), std::string(who) + ": row " + std::to_string(r0 + i) +
+  for (Eigen::Index i = 0; i < b; ++i)
+    require(std::isfinite(w.l[i]), std::string(who) + ": row " + std::to_string(i0 + i) +
                                        " has an infinite score");
-  for (Eigen::Index f = 0; f < dv; ++f)
-    for (Eigen::Index i = 0; i < rows; ++i) out(r0 + i, f) = w.o[f * chunk + i] / w.l[i];
+  for (Eigen::Index t = 0; t < chunks; ++t) {
+    const Eigen::Index r0 = i0 + t * chunk, rows = std::min(chunk, i0 + b - r0);
+    const double* o = w.o.data() + t * dv * chunk;
+    const double* l = w.l.data() + t * chunk;
+    for (Eigen::Index f = 0; f < dv; ++f)
+      for (Eigen::Index i = 0; i < rows; ++i) out(r0 + i, f) = o[f * chunk + i] / l[i];
+  }
 }
 
 }  // namespace attn::detail

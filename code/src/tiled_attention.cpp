@@ -167,12 +167,10 @@ Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const MatrixXd>& Q,
   const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));  // 1/sqrt(d_k)
   for_each_thread(n, block, threads, [&](RowBlocks& blocks) {  // a block on one thread
     // One tile of every key: each query's whole row of scores, then its plain softmax.
-    detail::ChunkWorkspace w(Q.cols(), V.cols(), nk);
+    detail::BlockWorkspace w(block, Q.cols(), V.cols(), nk);
     for (Index i0 = 0, b = 0; blocks.next(i0, b);)
-      for (Index r0 = i0; r0 < i0 + b; r0 += detail::chunk)
-        detail::attend_chunk(Q, K, V, r0, std::min(detail::chunk, i0 + b - r0), nk,
-                             masking == Masking::causal, scale, w, out,
-                             "attention_row_blocks");
+      detail::attend_block(Q, K, V, i0, b, nk, masking == Masking::causal, scale, w, out,
+                           "attention_row_blocks");
   });
   // [attention-row-blocks]
   return out;
@@ -196,11 +194,9 @@ Eigen::MatrixXd tiled_attention(const Eigen::Ref<const MatrixXd>& Q,
   MatrixXd out = MatrixXd::Zero(nq, dv);
   if (nk == 0) return out;  // no keys: an empty sum, as attention() returns
   for_each_thread(nq, bq, threads, [&](RowBlocks& blocks) {  // a tile on one thread
-    detail::ChunkWorkspace w(Q.cols(), V.cols(), bk);
+    detail::BlockWorkspace w(bq, Q.cols(), V.cols(), bk);
     for (Index i0 = 0, b = 0; blocks.next(i0, b);)
-      for (Index r0 = i0; r0 < i0 + b; r0 += detail::chunk)
-        detail::attend_chunk(Q, K, V, r0, std::min(detail::chunk, i0 + b - r0), bk,
-                             causal, scale, w, out, "tiled_attention");
+      detail::attend_block(Q, K, V, i0, b, bk, causal, scale, w, out, "tiled_attention");
   });
   return out;
 }
