@@ -42,6 +42,7 @@ constexpr int chunk_packets = CP;                  // packets of queries per reg
 constexpr Eigen::Index chunk = chunk_packets * lanes;  // queries per chunk
 constexpr int key_group = KG;    // keys per register block of scores
 constexpr int value_group = VG;  // output columns per register block of values
+constexpr Eigen::Index value_run = 128;  // keys per run of chunk_values()
 
 using Buffer = std::vector<double, Eigen::aligned_allocator<double>>;
 
@@ -112,30 +113,37 @@ inline void chunk_scores(const double* q, Eigen::Index d, const double* K, Eigen
 }
 
 // o[f][i] = alpha_i o[f][i] + sum_{j < c} s[j][i] V(j0 + j, f) for f < dv; V points at
-// V(j0, 0), column stride ldv.
+// V(j0, 0), column stride ldv. The keys go in runs of value_run, each run's weights (32 KiB
+// with AVX-512) staying in L1 while every group of outputs uses them; a register block is
+// stored and reloaded between runs, which changes no rounding.
 inline void chunk_values(const double* s, Eigen::Index c, const double* V, Eigen::Index ldv,
                          Eigen::Index dv, const double* alpha, double* o) {
-  in_groups<value_group>(dv, [&]<int G>(Eigen::Index f) {
-    using namespace Eigen::internal;
-    Packet acc[chunk_packets][G];
-    for (int p = 0; p < chunk_packets; ++p) {
-      const Packet a = ploadu<Packet>(alpha + p * lanes);
-      for (int r = 0; r < G; ++r)
-        acc[p][r] = pmul(a, ploadu<Packet>(o + (f + r) * chunk + p * lanes));
-    }
-    const double* v = V + f * ldv;
-    for (Eigen::Index j = 0; j < c; ++j) {
-      Packet w[chunk_packets];
-      for (int p = 0; p < chunk_packets; ++p) w[p] = ploadu<Packet>(s + j * chunk + p * lanes);
-      for (int r = 0; r < G; ++r) {
-        const Packet vr = pset1<Packet>(v[r * ldv + j]);
-        for (int p = 0; p < chunk_packets; ++p) acc[p][r] = pmadd(w[p], vr, acc[p][r]);
+  for (Eigen::Index j0 = 0; j0 < c; j0 += value_run) {
+    const Eigen::Index j1 = std::min(c, j0 + value_run);
+    in_groups<value_group>(dv, [&]<int G>(Eigen::Index f) {
+      using namespace Eigen::internal;
+      Packet acc[chunk_packets][G];
+      for (int p = 0; p < chunk_packets; ++p) {
+        const Packet a = ploadu<Packet>(alpha + p * lanes);
+        for (int r = 0; r < G; ++r) {
+          const Packet running = ploadu<Packet>(o + (f + r) * chunk + p * lanes);
+          acc[p][r] = j0 == 0 ? pmul(a, running) : running;
+        }
       }
-    }
-    for (int r = 0; r < G; ++r)
-      for (int p = 0; p < chunk_packets; ++p)
-        pstoreu(o + (f + r) * chunk + p * lanes, acc[p][r]);
-  });
+      const double* v = V + f * ldv;
+      for (Eigen::Index j = j0; j < j1; ++j) {
+        Packet w[chunk_packets];
+        for (int p = 0; p < chunk_packets; ++p) w[p] = ploadu<Packet>(s + j * chunk + p * lanes);
+        for (int r = 0; r < G; ++r) {
+          const Packet vr = pset1<Packet>(v[r * ldv + j]);
+          for (int p = 0; p < chunk_packets; ++p) acc[p][r] = pmadd(w[p], vr, acc[p][r]);
+        }
+      }
+      for (int r = 0; r < G; ++r)
+        for (int p = 0; p < chunk_packets; ++p)
+          pstoreu(o + (f + r) * chunk + p * lanes, acc[p][r]);
+    });
+  }
 }
 
 // One step of the online softmax over a tile of c keys whose scores are in w.s, for the
