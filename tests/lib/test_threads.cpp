@@ -1,5 +1,6 @@
 // Library tests: the fast forward forms split their blocks of queries over threads, and
-// every thread count gives the same bits and the same errors as one thread.
+// every thread count gives the same bits and the same errors as one thread; their kernel
+// gives attention()'s result at every edge of its blocks.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -120,6 +121,59 @@ TEST_SUITE("lib") {
             CHECK(differing(attn::tiled_attention(Q, K, V, masking, tile, t), one) == 0);
           }
         }
+  }
+
+  TEST_CASE("the fast forms equal attention() at every edge of the kernel's blocks") {
+    // The kernel (code/src/attention_kernels.hpp) takes chunks of 32 queries (8 SIMD lanes
+    // x 4), register blocks of 6 keys and of 6 output columns, and runs of 128 keys: the
+    // sizes here leave every remainder of those (1 .. 5 keys or columns, a chunk of 1 .. 31
+    // queries, a run cut short), with and without the mask, on 1 and 3 threads.
+    attn::Rng rng(25);
+    const attn::AttentionTiles tiles[] = {{}, {3, 5}, {40, 7}, {33, 130}};
+    for (const Index nq : {1, 31, 32, 33, 70})
+      for (const Index nk : {1, 2, 5, 6, 7, 11, 70, 131, 300})
+        for (const Index dv : {1, 5, 6, 13})
+          for (const auto masking : {attn::Masking::none, attn::Masking::causal}) {
+            if (masking == attn::Masking::causal && nq != nk) continue;
+            CAPTURE(nq);
+            CAPTURE(nk);
+            CAPTURE(dv);
+            CAPTURE(static_cast<int>(masking));
+            const Index d = 1 + (nq + nk + dv) % 9;
+            const MatrixXd Q = attn::random_normal(nq, d, rng, 2.0);
+            const MatrixXd K = attn::random_normal(nk, d, rng, 2.0);
+            const MatrixXd V = attn::random_normal(nk, dv, rng);
+            const MatrixXd mask =
+                masking == attn::Masking::causal ? future_masked(nq) : MatrixXd();
+            const MatrixXd expected = attn::attention(Q, K, V, mask);
+            const MatrixXd rows = attn::attention_row_blocks(Q, K, V, masking, 1);
+            CHECK((rows - expected).cwiseAbs().maxCoeff() <= 1e-12);
+            CHECK(differing(attn::attention_row_blocks(Q, K, V, masking, 3), rows) == 0);
+            for (const attn::AttentionTiles& tile : tiles) {
+              CAPTURE(tile.queries);
+              CAPTURE(tile.keys);
+              const MatrixXd tiled = attn::tiled_attention(Q, K, V, masking, tile, 1);
+              CHECK((tiled - expected).cwiseAbs().maxCoeff() <= 1e-12);
+              CHECK(differing(attn::tiled_attention(Q, K, V, masking, tile, 3), tiled) == 0);
+            }
+          }
+  }
+
+  TEST_CASE("the fast forms take Q, K and V as blocks of larger matrices") {
+    // The kernel reads K and V in place, by their column stride: a view into a bigger
+    // matrix (one head's columns, a run of tokens) must give the same result as a copy.
+    attn::Rng rng(26);
+    const MatrixXd big = attn::random_normal(300, 40, rng);
+    const auto Q = big.block(3, 0, 100, 8), K = big.block(150, 8, 100, 8);
+    const auto V = big.block(10, 30, 100, 7);
+    for (const auto masking : {attn::Masking::none, attn::Masking::causal}) {
+      const MatrixXd expected = attn::attention_row_blocks(
+          MatrixXd(Q), MatrixXd(K), MatrixXd(V), masking, 1);
+      CHECK(differing(attn::attention_row_blocks(Q, K, V, masking, 2), expected) == 0);
+      const MatrixXd tiled =
+          attn::tiled_attention(MatrixXd(Q), MatrixXd(K), MatrixXd(V), masking, {16, 9}, 1);
+      CHECK(differing(attn::tiled_attention(Q, K, V, masking, {16, 9}, 2), tiled) == 0);
+    }
   }
 
   TEST_CASE("the default thread count gives the same bits as one thread") {
