@@ -153,7 +153,8 @@ struct OnlineState {
   MatrixXd o;     // one row per query
 };
 
-// The loop of tiled_attention (code/src/tiled_attention.cpp) over the keys
+// The online-softmax loop of section 8 (the library's kernel, code/src/attention_kernels.hpp,
+// takes the same steps lane by lane), written with Eigen's matrices over the keys
 // j_begin..j_end-1 only, in tiles of bk keys, all queries in one tile; it returns the
 // state instead of o / l.
 OnlineState online_state(const MatrixXd& Q, const MatrixXd& K, const MatrixXd& V,
@@ -168,7 +169,7 @@ OnlineState online_state(const MatrixXd& Q, const MatrixXd& K, const MatrixXd& V
     if (masking == attn::Masking::causal)  // query q sees keys j <= q only
       for (Index q = 0; q < b; ++q)
         for (Index r = std::max<Index>(0, q + 1 - j0); r < c; ++r) S(r, q) = -inf;
-    for (Index q = 0; q < b; ++q) {  // as in the library, without its overflow check
+    for (Index q = 0; q < b; ++q) {  // the library's step, without its overflow check
       const double m_new = std::max(m(q), S.col(q).maxCoeff());
       if (m_new == -inf) {  // every key so far is hidden from this query
         S.col(q).setZero();

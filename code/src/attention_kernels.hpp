@@ -33,15 +33,10 @@ namespace attn::detail {
 
 using Packet = Eigen::internal::packet_traits<double>::type;
 constexpr Eigen::Index lanes = Eigen::internal::packet_traits<double>::size;
-#ifndef CP
-#define CP 4
-#define KG 6
-#define VG 6
-#endif
-constexpr int chunk_packets = CP;                  // packets of queries per register block
+constexpr int chunk_packets = 4;                  // packets of queries per register block
 constexpr Eigen::Index chunk = chunk_packets * lanes;  // queries per chunk
-constexpr int key_group = KG;    // keys per register block of scores
-constexpr int value_group = VG;  // output columns per register block of values
+constexpr int key_group = 6;    // keys per register block of scores
+constexpr int value_group = 6;  // output columns per register block of values
 constexpr Eigen::Index value_run = 128;  // keys per run of chunk_values()
 
 using Buffer = std::vector<double, Eigen::aligned_allocator<double>>;
@@ -146,6 +141,13 @@ inline void chunk_values(const double* s, Eigen::Index c, const double* V, Eigen
   }
 }
 
+// e^v for v <= 0, exactly 0 below -708 (a masked score, -inf, included): fast_exp, clamped
+// without a branch so that the loops calling it vectorise. NaN stays NaN.
+inline double exp_nonpositive(double v) {
+  const double e = fast_exp(v < -708.0 ? -708.0 : v);
+  return v < -708.0 ? 0.0 : e;
+}
+
 // One step of the online softmax over a tile of c keys whose scores are in w.s, for the
 // chunk whose running maxima and sums are m and l: the new maxima, the rescaling factors
 // e^{m - m'} (w.alpha), the weights e^{s - m'} in place and their sums. A query that has
@@ -154,29 +156,25 @@ inline void chunk_values(const double* s, Eigen::Index c, const double* V, Eigen
 inline void chunk_softmax_step(BlockWorkspace& w, Eigen::Index c, double* m, double* l) {
   double* s = w.s.data();
   double *shift = w.shift.data(), *alpha = w.alpha.data(), *sum = w.sum.data();
-  for (Eigen::Index i = 0; i < chunk; ++i) shift[i] = m[i];
+  // [online-softmax]
+  for (Eigen::Index i = 0; i < chunk; ++i) shift[i] = m[i];  // m' = max(m, max_j s_j)
   for (Eigen::Index j = 0; j < c; ++j)
-    for (Eigen::Index i = 0; i < chunk; ++i) {
-      const double x = s[j * chunk + i];
-      shift[i] = x > shift[i] ? x : shift[i];
-    }
+    for (Eigen::Index i = 0; i < chunk; ++i)
+      shift[i] = s[j * chunk + i] > shift[i] ? s[j * chunk + i] : shift[i];
   for (Eigen::Index i = 0; i < chunk; ++i) {
     const double m_new = shift[i];
-    shift[i] = m_new == -inf ? 0.0 : m_new;
-    const double v = m[i] - shift[i];  // <= 0; -inf on the first tile a query sees
-    const double e = fast_exp(v < -708.0 ? -708.0 : v);
-    alpha[i] = v < -708.0 ? 0.0 : e;
+    shift[i] = m_new == -inf ? 0.0 : m_new;   // every key so far hidden: weights 0
+    alpha[i] = exp_nonpositive(m[i] - shift[i]);  // e^{m - m'}; 0 on the first tile
     m[i] = m_new;
   }
   for (Eigen::Index i = 0; i < chunk; ++i) sum[i] = 0.0;
   for (Eigen::Index j = 0; j < c; ++j)
     for (Eigen::Index i = 0; i < chunk; ++i) {
-      const double v = s[j * chunk + i] - shift[i];
-      const double e = fast_exp(v < -708.0 ? -708.0 : v);
-      s[j * chunk + i] = v < -708.0 ? 0.0 : e;
+      s[j * chunk + i] = exp_nonpositive(s[j * chunk + i] - shift[i]);  // e^{s - m'}
       sum[i] += s[j * chunk + i];
     }
   for (Eigen::Index i = 0; i < chunk; ++i) l[i] = alpha[i] * l[i] + sum[i];
+  // [online-softmax]
 }
 
 // Attention for the queries i0 .. i0 + b - 1 of Q (b <= the workspace's max_queries) into

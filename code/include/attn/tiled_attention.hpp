@@ -24,12 +24,14 @@ int available_threads();
 /// \brief Softmax attention a block of queries at a time: the same numbers as attention()
 /// up to rounding, without the \f$ n_q \times n_k \f$ matrix of weights.
 ///
-/// Each block of \f$ B \f$ queries (attention_row_block()) takes its whole rows of scores,
-/// \f$ n_k \times B \f$ numbers, computes their stable softmax numerators with
-/// fast_exp_shifted() and multiplies them by \f$ V \f$, then divides each output row by
-/// its sum. The block stays in the processor's cache from the product that makes it to the
-/// product that consumes it, so this form runs close to the speed of a plain matrix
-/// product. Memory: \f$ O((n_q + n_k)\,d) \f$ plus one block.
+/// The queries go in blocks of \f$ B \f$ (attention_row_block()), the unit a thread
+/// takes, and each block in chunks of as many queries as four SIMD registers hold (32 with
+/// AVX-512). A chunk takes its whole rows of scores, \f$ n_k \times 32 \f$ numbers,
+/// computes their stable softmax numerators with fast_exp() and multiplies them by
+/// \f$ V \f$, then divides each output row by its sum: tiled_attention()'s kernel with one
+/// tile of every key. Both products run in blocks of registers on data in the processor's
+/// cache, and the exponentials run between them, so this form runs close to the speed of a
+/// plain matrix product. Memory: \f$ O((n_q + n_k)\,d) \f$ plus one chunk's rows.
 ///
 /// \param Q queries, \f$ n_q \times d_k \f$ (one per row).
 /// \param K keys, \f$ n_k \times d_k \f$.
@@ -68,8 +70,15 @@ struct AttentionTiles {
 /// starting from \f$ m = -\infty,\ \ell = 0,\ o = 0 \f$; the result row is \f$ o/\ell \f$.
 /// This is exactly softmax attention (the factors \f$ e^{-m} \f$ cancel), not an
 /// approximation; only rounding differs. Memory: the inputs and output, \f$ O(n d) \f$,
-/// plus one \f$ B_k \times B_q \f$ tile of scores; the \f$ n_q \times n_k \f$ matrix is
-/// never formed. Tiles need not divide \f$ n \f$.
+/// plus the scores of one tile of \f$ B_k \f$ keys for one chunk of queries (below); the
+/// \f$ n_q \times n_k \f$ matrix is never formed. Tiles need not divide \f$ n \f$.
+///
+/// The kernel (shared with attention_row_blocks()) puts the queries in the lanes of SIMD
+/// registers, a chunk of 32 (with AVX-512) at a time, so the maxima, exponentials and sums
+/// run lane by lane on the tile while it is in the L1 cache, and the two products run in
+/// register blocks of 32 queries by 6 keys and 32 queries by 6 outputs. Each query's
+/// numbers depend only on its own lane and on where the key tiles start, not on the chunk
+/// or the thread that computes it.
 ///
 /// \param Q queries, \f$ n_q \times d_k \f$ (one per row).
 /// \param K keys, \f$ n_k \times d_k \f$.
@@ -120,9 +129,11 @@ AttentionGradients attention_backward(const Eigen::Ref<const Eigen::MatrixXd>& Q
                                       Masking masking = Masking::none);
 
 /// \brief Queries per block in attention_row_blocks() and attention_backward() for
-/// \f$ n_k \f$ keys: a multiple of 8 chosen so that the block of scores, \f$ n_k \times
-/// B \f$ doubles, takes about 1 MiB (a typical L2 cache), but between 32 and 128: fewer
-/// queries per block make the block's matrix products inefficient.
+/// \f$ n_k \f$ keys: a multiple of 8 chosen so that attention_backward()'s block of scores,
+/// \f$ n_k \times B \f$ doubles, takes about 1 MiB (a typical L2 cache), but between 32
+/// and 128: fewer queries per block make the block's matrix products inefficient.
+/// attention_row_blocks() hands its threads blocks of this size and computes each a chunk of
+/// queries at a time.
 Eigen::Index attention_row_block(Eigen::Index n_keys);
 
 }  // namespace attn
