@@ -100,7 +100,7 @@ TEST_SUITE("ch01") {
   // Labelled ex01.6: its causal cases build the mask with causal_mask().
   TEST_CASE("attention_row_blocks equals the reference attention() to 1e-12" *
             doctest::test_suite("ex01.6")) {
-    // The fast form works a block of 32 to 128 queries at a time with the vectorised
+    // The fast form works a block of 32 queries at a time (with AVX-512) with the vectorised
     // exponential (fast_exp, within 1 ulp of std::exp); blocks do not divide n = 200, so
     // several blocks and a partial last one are covered. The two forms add the same terms
     // in another order: they agree to a few ulps of the output (~1e-15 observed); a wrong

@@ -163,7 +163,9 @@ Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const MatrixXd>& Q,
   MatrixXd out = MatrixXd::Zero(n, V.cols());
   if (n == 0 || nk == 0) return out;  // no keys: an empty sum, as attention() returns
   // [attention-row-blocks]
-  const Index block = std::min(n, attention_row_block(nk));
+  // Blocks of one chunk of queries (32 with AVX-512): a free thread takes the next, so two
+  // threads stay busy to the end even under the mask, where later blocks cost more.
+  const Index block = std::min(n, detail::chunk);
   const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));  // 1/sqrt(d_k)
   for_each_thread(n, block, threads, [&](RowBlocks& blocks) {  // a block on one thread
     // One tile of every key: each query's whole row of scores, then its plain softmax.

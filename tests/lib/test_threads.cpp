@@ -33,10 +33,10 @@ struct Shape {
   Index nq, nk, d, dv;
 };
 
-// Rows per block: attention_row_block(nk) is 128 for up to 1024 keys, 32 from 4096 on;
+// Rows per block: attention_row_blocks takes 32 (one chunk of its kernel with AVX-512),
 // tiled_attention's default tile is 64 queries. The shapes cover fewer queries than one
 // block, exact multiples of it, a ragged last block, more blocks than threads, and (the
-// last) 32-query blocks for 4096 keys.
+// last) a row of 4096 keys.
 const Shape shapes[] = {{5, 9, 3, 2},     {20, 20, 4, 4},  {128, 128, 8, 3},
                         {300, 300, 6, 5}, {257, 90, 4, 7}, {1000, 1000, 16, 16},
                         {70, 4096, 8, 4}};
@@ -194,9 +194,9 @@ TEST_SUITE("lib") {
     const MatrixXd V = attn::random_normal(n, 4, rng);
     MatrixXd Qnan = Q;
     Qnan(250, 1) = std::nan("");
-    // Scores that overflow, found inside the workers: queries in the second, third and
-    // last blocks of 128 (and in many tiles of 64) meet one huge key, and every thread
-    // count must name the first of them, row 150, as one thread does.
+    // Scores that overflow, found inside the workers: queries in several blocks of 32
+    // (attention_row_blocks) and tiles of 64 (tiled_attention) meet one huge key, and every
+    // thread count must name the first of them, row 150, as one thread does.
     MatrixXd Qbig = Q, Kbig = K;
     for (const Index i : {150, 151, 290, 299, 200}) Qbig.row(i).setConstant(1e160);
     Kbig.row(5).setConstant(1e160);

@@ -24,14 +24,13 @@ int available_threads();
 /// \brief Softmax attention a block of queries at a time: the same numbers as attention()
 /// up to rounding, without the \f$ n_q \times n_k \f$ matrix of weights.
 ///
-/// The queries go in blocks of \f$ B \f$ (attention_row_block()), the unit a thread
-/// takes, and each block in chunks of as many queries as four SIMD registers hold (32 with
-/// AVX-512). A chunk takes its whole rows of scores, \f$ n_k \times 32 \f$ numbers,
+/// The queries go in blocks of as many as four SIMD registers hold (32 with AVX-512), the
+/// unit a thread takes. A block takes its whole rows of scores, \f$ n_k \times 32 \f$ numbers,
 /// computes their stable softmax numerators with fast_exp() and multiplies them by
 /// \f$ V \f$, then divides each output row by its sum: tiled_attention()'s kernel with one
 /// tile of every key. Both products run in blocks of registers on data in the processor's
 /// cache, and the exponentials run between them, so this form runs close to the speed of a
-/// plain matrix product. Memory: \f$ O((n_q + n_k)\,d) \f$ plus one chunk's rows.
+/// plain matrix product. Memory: \f$ O((n_q + n_k)\,d) \f$ plus one block's rows per thread.
 ///
 /// \param Q queries, \f$ n_q \times d_k \f$ (one per row).
 /// \param K keys, \f$ n_k \times d_k \f$.
@@ -128,12 +127,10 @@ AttentionGradients attention_backward(const Eigen::Ref<const Eigen::MatrixXd>& Q
                                       const Eigen::Ref<const Eigen::MatrixXd>& dO,
                                       Masking masking = Masking::none);
 
-/// \brief Queries per block in attention_row_blocks() and attention_backward() for
-/// \f$ n_k \f$ keys: a multiple of 8 chosen so that attention_backward()'s block of scores,
-/// \f$ n_k \times B \f$ doubles, takes about 1 MiB (a typical L2 cache), but between 32
-/// and 128: fewer queries per block make the block's matrix products inefficient.
-/// attention_row_blocks() hands its threads blocks of this size and computes each a chunk of
-/// queries at a time.
+/// \brief Queries per block in attention_backward() for \f$ n_k \f$ keys: a multiple of 8
+/// chosen so that the block of scores, \f$ n_k \times B \f$ doubles, takes about 1 MiB (a
+/// typical L2 cache), but between 32 and 128: fewer queries per block make the block's matrix
+/// products inefficient.
 Eigen::Index attention_row_block(Eigen::Index n_keys);
 
 }  // namespace attn
