@@ -3,8 +3,8 @@
 // attention_row_blocks() and tiled_attention() (code/src/tiled_attention.cpp).
 //
 // A chunk of `chunk` consecutive queries is the unit of work. Its queries sit in the lanes
-// of Eigen's SIMD packets (8 doubles with AVX-512, 4 with AVX, 2 with SSE or WebAssembly's
-// SIMD, 1 without), so every step is the same for each query, lane by lane:
+// of Eigen's SIMD packets (8 doubles with AVX-512, 4 with AVX, 2 with SSE, 1 without: the
+// WebAssembly build), so every step is the same for each query, lane by lane:
 //   scores   s[j][i] = (q_i / sqrt(d)) . k_j for a tile of keys j, i in the chunk, a block
 //            of chunk x key_group scores held in registers while the depth d runs;
 //   softmax  the running maximum m_i, e^{s - m_i} and its sum l_i, column by column of the
