@@ -33,10 +33,10 @@ namespace attn::detail {
 
 using Packet = Eigen::internal::packet_traits<double>::type;
 constexpr Eigen::Index lanes = Eigen::internal::packet_traits<double>::size;
-constexpr int chunk_packets = 4;                  // packets of queries per register block
+constexpr int chunk_packets = 4;  // packets of queries per register block
 constexpr Eigen::Index chunk = chunk_packets * lanes;  // queries per chunk
-constexpr int key_group = 6;    // keys per register block of scores
-constexpr int value_group = 6;  // output columns per register block of values
+constexpr int key_group = 6;             // keys per register block of scores
+constexpr int value_group = 6;           // output columns per register block of values
 constexpr Eigen::Index value_run = 128;  // keys per run of chunk_values()
 
 using Buffer = std::vector<double, Eigen::aligned_allocator<double>>;
@@ -85,8 +85,8 @@ struct BlockWorkspace {
 
 // s[j][.] = q . k_{j0 + j} for j < c; K points at K(j0, 0), column stride ldk. K is read
 // where it is (no copy): a register block's keys are neighbours in each column.
-inline void chunk_scores(const double* q, Eigen::Index d, const double* K, Eigen::Index ldk,
-                         Eigen::Index c, double* s) {
+inline void chunk_scores(const double* q, Eigen::Index d, const double* K,
+                         Eigen::Index ldk, Eigen::Index c, double* s) {
   in_groups<key_group>(c, [&]<int G>(Eigen::Index j) {
     using namespace Eigen::internal;
     Packet acc[chunk_packets][G];
@@ -94,7 +94,8 @@ inline void chunk_scores(const double* q, Eigen::Index d, const double* K, Eigen
       for (Packet& a : row) a = pset1<Packet>(0.0);
     for (Eigen::Index k = 0; k < d; ++k) {
       Packet qk[chunk_packets];
-      for (int p = 0; p < chunk_packets; ++p) qk[p] = ploadu<Packet>(q + k * chunk + p * lanes);
+      for (int p = 0; p < chunk_packets; ++p)
+        qk[p] = ploadu<Packet>(q + k * chunk + p * lanes);
       const double* key = K + k * ldk + j;
       for (int r = 0; r < G; ++r) {
         const Packet kr = pset1<Packet>(key[r]);
@@ -111,8 +112,9 @@ inline void chunk_scores(const double* q, Eigen::Index d, const double* K, Eigen
 // V(j0, 0), column stride ldv. The keys go in runs of value_run, each run's weights (32 KiB
 // with AVX-512) staying in L1 while every group of outputs uses them; a register block is
 // stored and reloaded between runs, which changes no rounding.
-inline void chunk_values(const double* s, Eigen::Index c, const double* V, Eigen::Index ldv,
-                         Eigen::Index dv, const double* alpha, double* o) {
+inline void chunk_values(const double* s, Eigen::Index c, const double* V,
+                         Eigen::Index ldv, Eigen::Index dv, const double* alpha,
+                         double* o) {
   for (Eigen::Index j0 = 0; j0 < c; j0 += value_run) {
     const Eigen::Index j1 = std::min(c, j0 + value_run);
     in_groups<value_group>(dv, [&]<int G>(Eigen::Index f) {
@@ -128,7 +130,8 @@ inline void chunk_values(const double* s, Eigen::Index c, const double* V, Eigen
       const double* v = V + f * ldv;
       for (Eigen::Index j = j0; j < j1; ++j) {
         Packet w[chunk_packets];
-        for (int p = 0; p < chunk_packets; ++p) w[p] = ploadu<Packet>(s + j * chunk + p * lanes);
+        for (int p = 0; p < chunk_packets; ++p)
+          w[p] = ploadu<Packet>(s + j * chunk + p * lanes);
         for (int r = 0; r < G; ++r) {
           const Packet vr = pset1<Packet>(v[r * ldv + j]);
           for (int p = 0; p < chunk_packets; ++p) acc[p][r] = pmadd(w[p], vr, acc[p][r]);
@@ -163,7 +166,7 @@ inline void chunk_softmax_step(BlockWorkspace& w, Eigen::Index c, double* m, dou
       shift[i] = s[j * chunk + i] > shift[i] ? s[j * chunk + i] : shift[i];
   for (Eigen::Index i = 0; i < chunk; ++i) {
     const double m_new = shift[i];
-    shift[i] = m_new == -inf ? 0.0 : m_new;   // every key so far hidden: weights 0
+    shift[i] = m_new == -inf ? 0.0 : m_new;       // every key so far hidden: weights 0
     alpha[i] = exp_nonpositive(m[i] - shift[i]);  // e^{m - m'}; 0 on the first tile
     m[i] = m_new;
   }
@@ -187,11 +190,14 @@ inline void attend_block(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                          const Eigen::Ref<const Eigen::MatrixXd>& K,
                          const Eigen::Ref<const Eigen::MatrixXd>& V, Eigen::Index i0,
                          Eigen::Index b, Eigen::Index key_tile, bool causal, double scale,
-                         BlockWorkspace& w, Eigen::Ref<Eigen::MatrixXd> out, const char* who) {
+                         BlockWorkspace& w, Eigen::Ref<Eigen::MatrixXd> out,
+                         const char* who) {
   const Eigen::Index d = Q.cols(), dv = V.cols(), nk = K.rows();
   const Eigen::Index chunks = (b + chunk - 1) / chunk;
-  for (Eigen::Index k = 0; k < d * chunks; ++k) {  // chunk t's column k at (t d + k) chunk
-    const Eigen::Index t = k / d, r0 = i0 + t * chunk, rows = std::min(chunk, i0 + b - r0);
+  for (Eigen::Index k = 0; k < d * chunks;
+       ++k) {  // chunk t's column k at (t d + k) chunk
+    const Eigen::Index t = k / d, r0 = i0 + t * chunk,
+                       rows = std::min(chunk, i0 + b - r0);
     for (Eigen::Index i = 0; i < chunk; ++i)
       w.q[k * chunk + i] = i < rows ? scale * Q(r0 + i, k % d) : 0.0;
   }

@@ -154,7 +154,8 @@ TEST_SUITE("lib") {
               CAPTURE(tile.keys);
               const MatrixXd tiled = attn::tiled_attention(Q, K, V, masking, tile, 1);
               CHECK((tiled - expected).cwiseAbs().maxCoeff() <= 1e-12);
-              CHECK(differing(attn::tiled_attention(Q, K, V, masking, tile, 3), tiled) == 0);
+              CHECK(differing(attn::tiled_attention(Q, K, V, masking, tile, 3), tiled) ==
+                    0);
             }
           }
   }
@@ -167,11 +168,11 @@ TEST_SUITE("lib") {
     const auto Q = big.block(3, 0, 100, 8), K = big.block(150, 8, 100, 8);
     const auto V = big.block(10, 30, 100, 7);
     for (const auto masking : {attn::Masking::none, attn::Masking::causal}) {
-      const MatrixXd expected = attn::attention_row_blocks(
-          MatrixXd(Q), MatrixXd(K), MatrixXd(V), masking, 1);
+      const MatrixXd expected =
+          attn::attention_row_blocks(MatrixXd(Q), MatrixXd(K), MatrixXd(V), masking, 1);
       CHECK(differing(attn::attention_row_blocks(Q, K, V, masking, 2), expected) == 0);
-      const MatrixXd tiled =
-          attn::tiled_attention(MatrixXd(Q), MatrixXd(K), MatrixXd(V), masking, {16, 9}, 1);
+      const MatrixXd tiled = attn::tiled_attention(MatrixXd(Q), MatrixXd(K), MatrixXd(V),
+                                                   masking, {16, 9}, 1);
       CHECK(differing(attn::tiled_attention(Q, K, V, masking, {16, 9}, 2), tiled) == 0);
     }
   }
