@@ -144,13 +144,6 @@ inline void chunk_values(const double* s, Eigen::Index c, const double* V,
   }
 }
 
-// e^v for v <= 0, exactly 0 below -708 (a masked score, -inf, included): fast_exp, clamped
-// without a branch so that the loops calling it vectorise. NaN stays NaN.
-inline double exp_nonpositive(double v) {
-  const double e = fast_exp(v < -708.0 ? -708.0 : v);
-  return v < -708.0 ? 0.0 : e;
-}
-
 // One step of the online softmax over a tile of c keys whose scores are in w.s, for the
 // chunk whose running maxima and sums are m and l: the new maxima, the rescaling factors
 // e^{m - m'} (w.alpha), the weights e^{s - m'} in place and their sums. A query that has
@@ -167,13 +160,13 @@ inline void chunk_softmax_step(BlockWorkspace& w, Eigen::Index c, double* m, dou
   for (Eigen::Index i = 0; i < chunk; ++i) {
     const double m_new = shift[i];
     shift[i] = m_new == -inf ? 0.0 : m_new;       // every key so far hidden: weights 0
-    alpha[i] = exp_nonpositive(m[i] - shift[i]);  // e^{m - m'}; 0 on the first tile
+    alpha[i] = fast_exp_weight(m[i] - shift[i]);  // e^{m - m'}; 0 on the first tile
     m[i] = m_new;
   }
   for (Eigen::Index i = 0; i < chunk; ++i) sum[i] = 0.0;
   for (Eigen::Index j = 0; j < c; ++j)
     for (Eigen::Index i = 0; i < chunk; ++i) {
-      s[j * chunk + i] = exp_nonpositive(s[j * chunk + i] - shift[i]);  // e^{s - m'}
+      s[j * chunk + i] = fast_exp_weight(s[j * chunk + i] - shift[i]);  // e^{s - m'}
       sum[i] += s[j * chunk + i];
     }
   for (Eigen::Index i = 0; i < chunk; ++i) l[i] = alpha[i] * l[i] + sum[i];

@@ -69,6 +69,14 @@ inline double fast_exp(double v) {
   return p * detail::bits_as<double>((k_bits - shifter_bits + 1023) << 52);
 }
 
+/// \brief \f$ e^v \f$ for \f$ v \le 0 \f$, the weight of a score \f$ v \f$ below its
+/// row's maximum: fast_exp() where \f$ v \ge -708 \f$, exactly 0 below (a masked score,
+/// \f$ -\infty \f$, included); NaN stays NaN. No branch, so a loop that calls it vectorises.
+inline double fast_exp_weight(double v) {
+  const double e = fast_exp(v < -708.0 ? -708.0 : v);
+  return v < -708.0 ? 0.0 : e;
+}
+
 /// \brief \f$ x_j \leftarrow e^{x_j} \f$ in place, for entries in \f$ [-708, 0] \f$
 /// (the caller clamps). `x` must be contiguous (a vector, or a column of a matrix).
 inline void fast_exp_nonpositive(Eigen::Ref<Eigen::VectorXd> x) {
@@ -85,11 +93,7 @@ inline void fast_exp_nonpositive(Eigen::Ref<Eigen::VectorXd> x) {
 /// this loop would stop the compiler from vectorising it; Eigen's sum() is vectorised.)
 inline void fast_exp_shifted(Eigen::Ref<Eigen::VectorXd> x, double m) {
   double* data = x.data();
-  for (Eigen::Index j = 0; j < x.size(); ++j) {
-    const double v = data[j] - m;
-    const double e = fast_exp(v < -708.0 ? -708.0 : v);
-    data[j] = v < -708.0 ? 0.0 : e;
-  }
+  for (Eigen::Index j = 0; j < x.size(); ++j) data[j] = fast_exp_weight(data[j] - m);
 }
 
 }  // namespace attn

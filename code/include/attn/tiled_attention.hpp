@@ -26,7 +26,7 @@ int available_threads();
 ///
 /// The queries go in blocks of as many as four SIMD registers hold (32 with AVX-512), the
 /// unit a thread takes. A block takes its whole rows of scores, \f$ n_k \times 32 \f$ numbers,
-/// computes their stable softmax numerators with fast_exp() and multiplies them by
+/// computes their stable softmax numerators with fast_exp_weight() and multiplies them by
 /// \f$ V \f$, then divides each output row by its sum: tiled_attention()'s kernel with one
 /// tile of every key. Both products run in blocks of registers on data in the processor's
 /// cache, and the exponentials run between them, so this form runs close to the speed of a
