@@ -35,8 +35,11 @@ using Packet = Eigen::internal::packet_traits<double>::type;
 constexpr Eigen::Index lanes = Eigen::internal::packet_traits<double>::size;
 constexpr int chunk_packets = 4;  // packets of queries per register block
 constexpr Eigen::Index chunk = chunk_packets * lanes;  // queries per chunk
-constexpr int key_group = 6;             // keys per register block of scores
-constexpr int value_group = 6;           // output columns per register block of values
+// Keys per register block of scores, and output columns per register block of values: a
+// block holds chunk_packets x group accumulators besides its operands, 24 of AVX-512's 32
+// registers, 12 of the 16 of AVX or SSE (measured best; more would spill to memory).
+constexpr int key_group = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS >= 32 ? 6 : 3;
+constexpr int value_group = key_group;
 constexpr Eigen::Index value_run = 128;  // keys per run of chunk_values()
 
 using Buffer = std::vector<double, Eigen::aligned_allocator<double>>;
