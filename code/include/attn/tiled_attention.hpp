@@ -75,9 +75,9 @@ struct AttentionTiles {
 /// The kernel (shared with attention_row_blocks()) puts the queries in the lanes of SIMD
 /// registers, a chunk of 32 (with AVX-512) at a time, so the maxima, exponentials and sums
 /// run lane by lane on the tile while it is in the L1 cache, and the two products run in
-/// register blocks of 32 queries by 6 keys and 32 queries by 6 outputs. Each query's
-/// numbers depend only on its own lane and on where the key tiles start, not on the chunk
-/// or the thread that computes it.
+/// register blocks of 32 queries by 6 keys and 32 queries by 6 outputs (16 by 3 with
+/// AVX). Each query's numbers depend only on its own lane and on where the key tiles start,
+/// not on the chunk or the thread that computes it.
 ///
 /// \param Q queries, \f$ n_q \times d_k \f$ (one per row).
 /// \param K keys, \f$ n_k \times d_k \f$.
