@@ -190,12 +190,12 @@ inline void attend_block(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                          const char* who) {
   const Eigen::Index d = Q.cols(), dv = V.cols(), nk = K.rows();
   const Eigen::Index chunks = (b + chunk - 1) / chunk;
-  for (Eigen::Index k = 0; k < d * chunks;
-       ++k) {  // chunk t's column k at (t d + k) chunk
-    const Eigen::Index t = k / d, r0 = i0 + t * chunk,
-                       rows = std::min(chunk, i0 + b - r0);
-    for (Eigen::Index i = 0; i < chunk; ++i)
-      w.q[k * chunk + i] = i < rows ? scale * Q(r0 + i, k % d) : 0.0;
+  for (Eigen::Index t = 0; t < chunks; ++t) {  // chunk t's queries from (t d) chunk on
+    const Eigen::Index r0 = i0 + t * chunk, rows = std::min(chunk, i0 + b - r0);
+    double* q = w.q.data() + t * d * chunk;
+    for (Eigen::Index k = 0; k < d; ++k)
+      for (Eigen::Index i = 0; i < chunk; ++i)
+        q[k * chunk + i] = i < rows ? scale * Q(r0 + i, k) : 0.0;
   }
   std::fill(w.m.begin(), w.m.end(), -inf);
   std::fill(w.l.begin(), w.l.end(), 0.0);
