@@ -74,10 +74,10 @@ if "-v" in sys.argv:
     print(text)
 verdict = text.split("\n\n")[-1]
 check("not ahead of PyTorch 2.6.0+debian" in verdict, "a shortfall is said, naming the PyTorch")
-check("on one thread it is below 1.0× at causal, d = 128, N = 1024 (0.984×)" in verdict,
+check("on one thread it is below 1.0× at causal, d = 128: N = 1024 (0.984×)" in verdict,
       "the one-thread shortfall names its shape and ratio")
 check("N = 2048" not in verdict, "1.0x on one thread is not a shortfall")
-check("on two threads it is at or below 1.0× at no mask, d = 64, N = 1024 (1.000×)" in verdict,
+check("on two threads it is at or below 1.0× at no mask, d = 64: N = 1024 (1.000×)" in verdict,
       "1.0x on two threads is a shortfall, named")
 
 # Not measured: said so, not a table of dashes.

@@ -32,9 +32,11 @@ usage: ./book [command]
   run NN [opts]   build and run chapter NN's program, e.g. ./book run 01 --help
   bench [opts]    build and run every benchmark in bench/ (medians of 3 repetitions); JSON
                   goes to build/release/out/bench/; without options it also runs the peers
-                  (bench/peers/: PyTorch and NumPy, python3-torch installed as root) and
-                  chapter 03's reduced experiment, then redraws figures/perf-*.svg, the tables
-                  of docs/performance.md and chapter 03's comparison; the options are
+                  (bench/peers/: PyTorch 2's scaled_dot_product_attention in a Debian 13 tree,
+                  build/peers/trixie, which it makes as root with debootstrap; PyTorch 1.13
+                  and NumPy, python3-torch installed as root) and chapter 03's reduced
+                  experiment, then redraws figures/perf-*.svg, the tables of
+                  docs/performance.md and chapter 03's comparison; the options are
                   Google Benchmark's, as --name=value (e.g. --benchmark_filter=Softmax)
   release --out DIR [--force]
                   write the student copy of the book: every solution replaced by a stub,
