@@ -350,13 +350,13 @@ def ensure_peer_root():
     """PEER_ROOT, made with debootstrap when missing (as root); None, after a line saying what
     to run, when it cannot be."""
     command = " ".join(debootstrap_command(PEER_ROOT))
-    if os.path.isfile(os.path.join(PEER_ROOT, PEER_READY)):
-        return PEER_ROOT
     if os.geteuid() != 0:
         say(f"bench: PyTorch 2 (SDPA) skipped: it runs in a Debian 13 tree, {PEER_ROOT}, "
-            f"which only root can make and enter: run ./book bench as root (it runs `{command}`, "
-            "about 1.5 GB and a few minutes, once)")
+            f"which only root can make and enter: run ./book bench as root (it runs `{command}` "
+            "once, about 1.5 GB and a few minutes)")
         return None
+    if os.path.isfile(os.path.join(PEER_ROOT, PEER_READY)):
+        return PEER_ROOT
     try:
         ensure_packages(("debootstrap",))
     except SystemExit:
