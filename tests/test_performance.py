@@ -5,8 +5,11 @@ below 1.0x on one thread and at or below 1.0x on two. Made-up rates; no time is 
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+sys.path.insert(0, os.path.join(HERE, "..", "bench", "peers"))
 from book.performance import sdpa_section, threaded_rates  # noqa: E402
+from sdpa import threads_busy  # noqa: E402
 
 FAILURES = []
 
@@ -37,7 +40,8 @@ def sdpa_json(rates):
                         "backend": "FLASH_ATTENTION", "blas": "OpenBLAS",
                         "cpu_capability": "AVX512"},
             "summary": {key: {"gflops": {shape(*s): v for s, v in r.items()},
-                              "cpu_per_wall": {shape(*s): 1.9 for s in r}}
+                              "cpu_per_wall": {shape(*s): 1.9 for s in r},
+                              "threads_busy": {shape(*s): 2 for s in r}}
                         for key, r in rates.items()}}
 
 
@@ -57,6 +61,8 @@ check("| 1024 | 50.0 (row blocks) | 45.0 | 1.11× |" in text,
       "N = 1024 without a mask: the faster form (row blocks) against SDPA, 50 / 45 = 1.11x")
 check("| 2048 | 60.0 (tiled) | 45.0 | 1.33× | 120.0 (tiled) | 85.0 | 1.41× |" in text,
       "two threads: SDPA's better wait policy (85, not 80) is the one compared")
+check("| 1.41× | 2 · 1.90 |" in text,
+      "two threads: how many of SDPA's threads worked, and its CPU over wall time")
 check("| 60% | 45% | 60% | 42% |" in text, "each kernel's share of the FMA peak, per thread count")
 check(text.count("PyTorch 2.6.0+debian") >= 4,
       "every table names the PyTorch it was measured against")
@@ -84,6 +90,12 @@ check("on two threads it is at or below 1.0× at no mask, d = 64: N = 1024 (1.00
 text = sdpa_section(threaded_rates(book_rows(forward, tiled)), None, PEAK)
 check("not measured in this run" in text and "|" not in text,
       "without SDPA's JSON the page says it was not measured")
+
+# The peer's check that its second thread worked, from per-thread CPU ticks.
+check(threads_busy({"1": 10, "2": 0}, {"1": 110, "2": 30}) == 2,
+      "a second thread with 30% of the busiest one's CPU time counts as busy")
+check(threads_busy({"1": 10, "2": 0, "3": 0}, {"1": 110, "2": 20, "3": 1}) == 1,
+      "threads that idled (20%, 1%) do not count")
 
 if FAILURES:
     print(f"{len(FAILURES)} check(s) failed")

@@ -14,9 +14,11 @@ queries its threads, and OPENBLAS_NUM_THREADS=1, because that loop calls one mat
 per block from each of its threads: an OpenBLAS that starts threads of its own inside it runs
 the kernel 3 to 20 times slower on this machine (measured on 2026-11-27). On 2 threads it
 runs a second time with OMP_WAIT_POLICY=PASSIVE (idle OpenMP workers sleep instead of
-spinning), and the page takes the better of the two for each shape. cpu_per_wall (process
-CPU seconds over wall seconds, over all repetitions of a shape) and the 2-thread over
-1-thread speed-up show whether the second thread worked.
+spinning), and the page takes the better of the two for each shape. Whether the second
+thread worked: threads_busy counts the process's threads that did at least a quarter of the
+busiest one's CPU time during a shape's timed calls (/proc/self/task), whatever else the
+machine runs; cpu_per_wall (process CPU seconds over wall seconds, over all repetitions of a
+shape) is near 2 when both cores were its own.
 
 Flops are the useful ones, counted as bench_attention.cpp counts them: 4 N^2 d per call
 without a mask (Q K^T and A V, 2 N^2 d each), and 2 N (N + 1) d with it (only the N (N + 1) / 2
@@ -55,6 +57,27 @@ def reference(Q, K, V, causal):
     return torch.softmax(S, dim=-1) @ V
 
 
+def thread_cpu_ticks():
+    """CPU time of each thread of this process so far, in clock ticks (Linux)."""
+    ticks = {}
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            ticks[task] = int(fields[11]) + int(fields[12])  # utime + stime
+        except (OSError, IndexError, ValueError):
+            continue
+    return ticks
+
+
+def threads_busy(before, after):
+    """How many threads did a fair share of the work between two thread_cpu_ticks(): at
+    least a quarter of the busiest one's CPU time (the check that a thread count was used)."""
+    spent = [after[t] - before.get(t, 0) for t in after]
+    most = max(spent, default=0)
+    return sum(1 for s in spent if most > 0 and s >= most / 4)
+
+
 def child(threads):
     import torch
     import torch.nn.functional as F
@@ -75,11 +98,13 @@ def child(threads):
                               if n <= 2048 else None)
                 call()  # warm-up: first-touch page faults and library initialisation stay out
                 walls, cpus = [], []
+                ticks = thread_cpu_ticks()
                 while len(walls) < MIN_REPS or (sum(walls) < TARGET_SECONDS
                                                 and len(walls) < MAX_REPS):
                     wall, cpu = peercontext.timed(call)
                     walls.append(wall)
                     cpus.append(cpu)
+                busy = threads_busy(ticks, thread_cpu_ticks())
                 median = statistics.median(walls)
                 flops = useful_flops(n, d, causal)
                 rows.append({"N": n, "d": d, "causal": causal, "repetitions": len(walls),
@@ -89,6 +114,7 @@ def child(threads):
                              # the process's at its next tick (4 ms), so a short call alone
                              # would not show the second thread's work.
                              "cpu_per_wall": sum(cpus) / sum(walls),
+                             "threads_busy": busy,
                              "flops_per_call": flops, "gflops": flops / median / 1e9,
                              "max_abs_difference_from_formula": difference})
     backend = torch._fused_sdp_choice(Q, K, V, is_causal=True)
@@ -145,7 +171,8 @@ def main(argv):
         for r in run["results"]:
             print(f"  {'causal' if r['causal'] else 'no mask'} d = {r['d']:3d} N = {r['N']:5d}: "
                   f"{r['seconds_median'] * 1e3:9.2f} ms {r['gflops']:6.2f} GFLOP/s "
-                  f"(x{r['cpu_per_wall']:.2f} CPU)", file=sys.stderr)
+                  f"(x{r['cpu_per_wall']:.2f} CPU, {r['threads_busy']} thread(s) busy)",
+                  file=sys.stderr)
         runs.append(run)
     context["blas"] = runs[0]["blas"]["name"]
     context["backend"] = runs[0]["backend"]
@@ -155,6 +182,8 @@ def main(argv):
     summary = {run["key"]: {
         "gflops": {key(r["N"], r["d"], r["causal"]): r["gflops"] for r in run["results"]},
         "cpu_per_wall": {key(r["N"], r["d"], r["causal"]): r["cpu_per_wall"]
+                         for r in run["results"]},
+        "threads_busy": {key(r["N"], r["d"], r["causal"]): r["threads_busy"]
                          for r in run["results"]}} for run in runs}
     path = peercontext.write(argv[1], "peers-sdpa.json",
                              {"context": context, "summary": summary, "runs": runs})

@@ -128,15 +128,19 @@ def sdpa_section(rates, sdpa, peak):
     def rate(key, n, d, causal):
         return summary.get(key, {}).get("gflops", {}).get(sdpa_key(n, d, causal))
 
-    def cpu(key, n, d, causal):
-        return summary.get(key, {}).get("cpu_per_wall", {}).get(sdpa_key(n, d, causal))
+    def worked(key, n, d, causal):  # "2 · 1.93": threads that worked · CPU ÷ wall
+        if key is None:
+            return "—"
+        busy = summary.get(key, {}).get("threads_busy", {}).get(sdpa_key(n, d, causal))
+        cpu = summary.get(key, {}).get("cpu_per_wall", {}).get(sdpa_key(n, d, causal))
+        return f"{num(busy, 'd')} · {num(cpu, '.2f')}"
     shapes = sorted({(causal, d, n) for (_, n, d, causal, _) in rates})
     tables, behind_1, behind_2 = [], {}, {}  # (mask, d) -> ["N = 256 (0.93×)", ...]
     for causal, d in sorted({(causal, d) for causal, d, _ in shapes}):
         lines = [f"*{'Causal mask' if causal else 'No mask'}, d = {d}*, GFLOP/s of useful work "
                  f"(wall time; SDPA is {torch}'s):", "",
                  "| N | book, 1 thread | SDPA, 1 thread | book ÷ SDPA | book, 2 threads "
-                 "| SDPA, 2 threads | book ÷ SDPA | SDPA's CPU ÷ wall, 2 threads "
+                 "| SDPA, 2 threads | book ÷ SDPA | SDPA, 2 threads: threads busy · CPU ÷ wall "
                  "| % of FMA peak, 1 thread: book | SDPA | 2 threads: book | SDPA |",
                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for _, _, n in (s for s in shapes if s[:2] == (causal, d)):
@@ -154,7 +158,7 @@ def sdpa_section(rates, sdpa, peak):
             lines.append(
                 f"| {n} | {num(b1)}{f' ({FORMS[f1]})' if f1 else ''} | {num(t1)} "
                 f"| {times(b1, t1)} | {num(b2)}{f' ({FORMS[f2]})' if f2 else ''} | {num(t2)} "
-                f"| {times(b2, t2)} | {num(cpu(k2, n, d, causal) if k2 else None, '.2f')} "
+                f"| {times(b2, t2)} | {worked(k2, n, d, causal)} "
                 f"| {share(b1, peak[1])} | {share(t1, peak[1])} | {share(b2, peak[2])} "
                 f"| {share(t2, peak[2])} |")
         tables.append("\n".join(lines))
@@ -178,9 +182,11 @@ def sdpa_section(rates, sdpa, peak):
              "`tiled_attention()`, `BM_forward_threads` and `BM_tiled_threads`), both on 1 and "
              "2 threads, measured in the same run. Flops are the useful ones, counted alike on "
              "both sides: $4N^2d$ without a mask, $2N(N+1)d$ with the causal mask (the "
-             "$N(N+1)/2$ scores a query may see), whatever a kernel computes besides. SDPA's "
-             "CPU ÷ wall near 2 shows it kept both cores busy; on two threads the better of its "
-             "two OpenMP wait policies counts (`bench/peers/sdpa.py`).")
+             "$N(N+1)/2$ scores a query may see), whatever a kernel computes besides. On two "
+             "threads SDPA's better OpenMP wait policy counts; \"threads busy\" counts its "
+             "threads that did at least a quarter of the busiest one's work (2: the second "
+             "thread worked), and its CPU time over the wall time is near 2 when both cores were "
+             "its own, lower when other processes took turns on them (`bench/peers/sdpa.py`).")
     return "\n\n".join([intro, *tables, verdict])
 
 
