@@ -406,7 +406,7 @@ def main(json_dir):
     soft_big_s = soft_big["s/iter"] if soft_big else None
     if torch_big is not None:
         iteration = (f"one thread each: {duration(soft_big_s)} against {duration(torch_big)} "
-                     f"in {torch_train} ({ratio(torch_big, soft_big_s)})")
+                     f"({ratio(torch_big, soft_big_s)})")
     else:
         iteration = f"one thread: {duration(soft_big_s)} (PyTorch not measured)"
     chapter_text = "\n".join([
@@ -415,7 +415,7 @@ def main(json_dir):
         f"[performance page](../../docs/performance.md#chapter-03s-trainer-against-the-pytorch-formulation)), "
         f"{experiment}. One Adam iteration of the softmax system at the source's largest "
         f"size ($n = 1000$, $d = 100$), {iteration}. "
-        + (f"Both ratios were measured against {torch_train}, Debian 12's, on "
+        + (f"Both ratios were measured against Debian 12's {torch_train} on "
            f"{peers_train['context'].get('blas', '?')}, float64, the trainer written as a "
            "PyTorch user writes it (`torch.optim.Adam`, `bench/peers/training.py`); the "
            "performance page also compares the attention forward pass with PyTorch 2."
