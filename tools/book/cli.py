@@ -355,6 +355,10 @@ def ensure_peer_root():
             f"which only root can make and enter: run ./book bench as root (it runs `{command}` "
             "once, about 1.5 GB and a few minutes)")
         return None
+    missing = [tool for tool in ("unshare", "chroot", "mount") if not shutil.which(tool)]
+    if missing:  # util-linux and coreutils: on Debian they always are
+        say(f"bench: PyTorch 2 (SDPA) skipped: {', '.join(missing)} not found")
+        return None
     if os.path.isfile(os.path.join(PEER_ROOT, PEER_READY)):
         return PEER_ROOT
     try:
