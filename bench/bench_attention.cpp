@@ -7,7 +7,8 @@
 //   forward    attention_row_blocks(): the same products, blocked by rows    4 N^2 d
 //   tiled      tiled_attention(): the same two products, tile by tile         4 N^2 d
 // (BM_forward and BM_tiled on one thread; BM_forward_threads and BM_tiled_threads on 1 and
-// 2 threads, the library splitting the blocks of queries: see below.)
+// 2 threads, the library splitting the blocks of queries, with and without the causal mask,
+// counting only the useful flops: see below.)
 //   backward   attention_backward(): scores recomputed, dV, dA, dQ, dK       10 N^2 d
 // (BM_forward keeps its name, which the performance page and book.performance use.)
 // The N^2 exponentials (forward; the backward recomputes them) are extra work that the
@@ -132,35 +133,50 @@ void two_cores(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_gemm)->Apply(two_cores)->Name("BM_gemm_cores");
 BENCHMARK(BM_forward)->Apply(two_cores)->Name("BM_forward_cores");
 
-// One call on 1 or 2 threads: the library splits the blocks of queries of one attention
-// between the cores (the `threads` argument), bit-identical to one thread. The threads are
-// the library's own, which CPU time (the benchmark thread's) does not see: wall time, so
-// GFLOP/s is the rate of the whole call. The 2-thread rate over the 1-thread rate is the
-// speed-up of using both cores for one attention.
+// One call on 1 or 2 threads, with and without the causal mask, on the shapes of PyTorch's
+// scaled_dot_product_attention in bench/peers/sdpa.py: the library splits the blocks of
+// queries of one attention between the cores (the `threads` argument), bit-identical to one
+// thread. The threads are the library's own, which CPU time (the benchmark thread's) does not
+// see: wall time, so GFLOP/s is the rate of the whole call, as the peer's is. Flops are the
+// useful ones, the same count as the peer's: 4 N^2 d without a mask, and with it only the
+// N (N + 1) / 2 scores a query may see, 2 N (N + 1) d, whatever a form computes besides.
+double useful_flops(Index n, Index d, attn::Masking masking) {
+  return masking == attn::Masking::causal ? 2.0 * n * (n + 1) * d : 4.0 * n * n * d;
+}
+
+double useful_scores(Index n, attn::Masking masking) {
+  return masking == attn::Masking::causal ? 0.5 * n * (n + 1) : double(n) * n;
+}
+
 void BM_forward_threads(benchmark::State& state) {
   const Index n = state.range(0), d = state.range(1);
-  const int threads = static_cast<int>(state.range(2));
+  const auto masking = state.range(2) ? attn::Masking::causal : attn::Masking::none;
+  const int threads = static_cast<int>(state.range(3));
   const Inputs x(n, d, 2);
   for (auto _ : state)
-    benchmark::DoNotOptimize(
-        attn::attention_row_blocks(x.Q, x.K, x.V, attn::Masking::none, threads));
-  set_rates(state, 4.0 * n * n * d, double(n) * n);
+    benchmark::DoNotOptimize(attn::attention_row_blocks(x.Q, x.K, x.V, masking, threads));
+  set_rates(state, useful_flops(n, d, masking), useful_scores(n, masking));
 }
 
 void BM_tiled_threads(benchmark::State& state) {
   const Index n = state.range(0), d = state.range(1);
-  const int threads = static_cast<int>(state.range(2));
+  const auto masking = state.range(2) ? attn::Masking::causal : attn::Masking::none;
+  const int threads = static_cast<int>(state.range(3));
   const Inputs x(n, d, 3);
   for (auto _ : state)
-    benchmark::DoNotOptimize(
-        attn::tiled_attention(x.Q, x.K, x.V, attn::Masking::none, {}, threads));
-  set_rates(state, 4.0 * n * n * d, double(n) * n);
+    benchmark::DoNotOptimize(attn::tiled_attention(x.Q, x.K, x.V, masking, {}, threads));
+  set_rates(state, useful_flops(n, d, masking), useful_scores(n, masking));
 }
 
 void thread_counts(benchmark::internal::Benchmark* b) {
-  for (Index n = 256; n <= 8192; n *= 2)
-    for (const Index threads : {1, 2}) b->Args({n, 64, threads});
-  b->ArgNames({"N", "d", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
+  for (const Index causal : {0, 1})
+    for (const Index d : {64, 128})
+      for (Index n = 256; n <= 8192; n *= 2)
+        for (const Index threads : {1, 2}) b->Args({n, d, causal, threads});
+  // 96 shapes per form: 0.2 s per repetition (not Google Benchmark's 0.5 s) keeps ./book bench
+  // within about ten minutes; a call at N = 8192 takes longer than that by itself.
+  b->ArgNames({"N", "d", "causal", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
+  b->MinTime(0.2);
 }
 BENCHMARK(BM_forward_threads)->Apply(thread_counts);
 BENCHMARK(BM_tiled_threads)->Apply(thread_counts);

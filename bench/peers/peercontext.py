@@ -116,10 +116,11 @@ def machine_context():
 
 
 def run_child(script, args, threads, timeout, extra_env=None):
-    """Run `script --child ARGS` with the BLAS and OpenMP thread counts fixed in the
-    environment before anything is imported; returns the JSON it prints."""
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-               **(extra_env or {}))
+    """Run `script --child ARGS THREADS` with the BLAS and OpenMP thread counts fixed in the
+    environment before anything is imported (extra_env overrides them); returns the JSON it
+    prints."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    env.update(extra_env or {})  # last: a caller may override the two above
     cmd = [sys.executable, "-B", script, "--child", *args, str(threads)]
     done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, timeout=timeout,
                           check=True)

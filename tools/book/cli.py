@@ -7,11 +7,13 @@ is installed, built or written. Build commands run in the book; release, grade a
 the caller's directory, for the relative paths given to them.
 """
 import glob
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 
 from book.build import (BENCH_PACKAGES, BUILD_PACKAGES, GRADE_PACKAGES, ROOT, TEST_PACKAGES,
                         build, build_targets, chapter_numbers, configure, ctest, ensure_packages,
@@ -30,9 +32,11 @@ usage: ./book [command]
   run NN [opts]   build and run chapter NN's program, e.g. ./book run 01 --help
   bench [opts]    build and run every benchmark in bench/ (medians of 3 repetitions); JSON
                   goes to build/release/out/bench/; without options it also runs the peers
-                  (bench/peers/: PyTorch and NumPy, python3-torch installed as root) and
-                  chapter 03's reduced experiment, then redraws figures/perf-*.svg, the tables
-                  of docs/performance.md and chapter 03's comparison; the options are
+                  (bench/peers/: PyTorch 2's scaled_dot_product_attention in a Debian 13 tree,
+                  build/peers/trixie, which it makes as root with debootstrap; PyTorch 1.13
+                  and NumPy, python3-torch installed as root) and chapter 03's reduced
+                  experiment, then redraws figures/perf-*.svg, the tables of
+                  docs/performance.md and chapter 03's comparison; the options are
                   Google Benchmark's, as --name=value (e.g. --benchmark_filter=Softmax)
   release --out DIR [--force]
                   write the student copy of the book: every solution replaced by a stub,
@@ -237,6 +241,7 @@ def check_bench_options(args):
 
 def book_bench(args):  # every bench/bench_*.cpp; arguments go to each
     check_bench_options(args)
+    started = time.monotonic()
     ensure_packages(BUILD_PACKAGES)
     # The peers run on a full run only; a missing peer never stops the book's own benchmarks.
     if not args:
@@ -254,7 +259,12 @@ def book_bench(args):  # every bench/bench_*.cpp; arguments go to each
                      "--benchmark_out_format=json", "--benchmark_repetitions=3",
                      "--benchmark_report_aggregates_only=true", *args])
     if not args:  # the peers, measured in the same run; no stale peer JSON survives
+        peers_started = time.monotonic()
         run_peers()
+        with open(os.path.join(BENCH_OUT, "bench-run.json"), "w") as f:
+            json.dump({"seconds": time.monotonic() - started,
+                       "peers_seconds": time.monotonic() - peers_started,
+                       "load_end": list(os.getloadavg())}, f)
     say(f"JSON results: {BENCH_OUT}/")
     if not args:  # a full run: redraw the performance page's figures and tables
         run_or_exit([sys.executable, "-B", "-m", "book.performance", BENCH_OUT])
@@ -276,14 +286,136 @@ def run_peers():
     if subprocess.run([py, "-c", "import torch, numpy"], stderr=subprocess.DEVNULL).returncode:
         say(f"bench: peers skipped: {py} cannot import torch and numpy "
             f"(Debian: {' '.join(BENCH_PACKAGES)})")
+    else:
+        for peer in ("attention", "training"):
+            say(f"peers/{peer}")
+            if subprocess.run([py, "-B", f"bench/peers/{peer}.py", BENCH_OUT]).returncode:
+                say(f"bench: bench/peers/{peer}.py failed; the page is drawn without it")
+                json_file = os.path.join(BENCH_OUT, f"peers-{peer}.json")
+                if os.path.exists(json_file):
+                    os.remove(json_file)
+    run_sdpa_peer()
+
+
+# PyTorch 2's fused attention (SDPA) comes from Debian 13, which this Debian 12 machine does not
+# have: a minimal Debian 13 tree under build/ (gitignored), entered with chroot. PyTorch reads
+# the CPU from /proc and /sys (without them it reports "NO AVX"), so those and /dev are
+# bind-mounted into it, but only inside a private mount namespace (unshare --mount) that ends
+# with the peer's process: however the run ends, even killed, no mount is left behind, and
+# `rm -rf build` can never reach the host's /dev or /sys through one.
+PEER_ROOT = os.path.join("build", "peers", "trixie")
+PEER_SUITE, PEER_MIRROR = "trixie", "http://deb.debian.org/debian"
+PEER_READY = ".book-peer-ready"  # written last: debootstrap finished and torch imports
+# In the namespace: $1 the tree, $2 bench/peers, $3 the JSON folder, then the command.
+IN_PEER_ROOT = """
+root=$1 peers=$2 out=$3; shift 3
+for d in proc sys dev; do mount --bind "/$d" "$root/$d"; done
+mkdir -p "$root/opt/book/peers" "$root/opt/book/out"
+mount --bind "$peers" "$root/opt/book/peers"
+mount --bind "$out" "$root/opt/book/out"
+exec chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"
+"""
+
+
+def debootstrap_command(target):
+    return ["debootstrap", "--variant=minbase", "--include=" + ",".join(BENCH_PACKAGES),
+            PEER_SUITE, target, PEER_MIRROR]
+
+
+def mounts_under(path):
+    """The mount points at or under `path`, as this process sees them (/proc/self/mountinfo)."""
+    real = os.path.realpath(path)
+    points = []
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), line.split()[4])
+                if point == real or point.startswith(real + "/"):
+                    points.append(point)
+    except OSError:
+        pass
+    return points
+
+
+def unmount_leftovers(path):
+    """Unmounts what an earlier hand-made chroot left mounted under `path`, deepest first;
+    returns what is still mounted there (nothing may be, before the tree is used or removed)."""
+    for point in sorted(mounts_under(path), key=len, reverse=True):
+        say(f"bench: unmounting {point}, left mounted from before")
+        subprocess.run(["umount", "--recursive", point])
+    return mounts_under(path)
+
+
+def ensure_peer_root():
+    """PEER_ROOT, made with debootstrap when missing (as root); None, after a line saying what
+    to run, when it cannot be."""
+    command = " ".join(debootstrap_command(PEER_ROOT))
+    if os.geteuid() != 0:
+        say(f"bench: PyTorch 2 (SDPA) skipped: it runs in a Debian 13 tree, {PEER_ROOT}, "
+            f"which only root can make and enter: run ./book bench as root (it runs `{command}` "
+            "once, about 1.5 GB and a few minutes)")
+        return None
+    missing = [tool for tool in ("unshare", "chroot", "mount") if not shutil.which(tool)]
+    if missing:  # util-linux and coreutils: on Debian they always are
+        say(f"bench: PyTorch 2 (SDPA) skipped: {', '.join(missing)} not found")
+        return None
+    if os.path.isfile(os.path.join(PEER_ROOT, PEER_READY)):
+        return PEER_ROOT
+    try:
+        ensure_packages(("debootstrap",))
+    except SystemExit:
+        say("bench: PyTorch 2 (SDPA) skipped: debootstrap could not be installed")
+        return None
+    partial = PEER_ROOT + ".partial"
+    for tree in (PEER_ROOT, partial):  # an unfinished tree is made again from the start
+        if unmount_leftovers(tree):
+            say(f"bench: PyTorch 2 (SDPA) skipped: something is still mounted under {tree}; "
+                "unmount it (umount --recursive) and run ./book bench again")
+            return None
+        shutil.rmtree(tree, ignore_errors=True)
+    say(f"making the Debian 13 tree for PyTorch 2: {command}")
+    # In its own mount namespace too: debootstrap mounts /proc and /sys inside the tree.
+    rc = subprocess.run(["unshare", "--mount", "--propagation", "private", "--",
+                         *debootstrap_command(partial)]).returncode
+    if rc != 0 or mounts_under(partial):
+        say(f"bench: PyTorch 2 (SDPA) skipped: debootstrap failed (exit {rc}); "
+            f"it left {partial} to look at")
+        return None
+    if in_peer_root(partial, "python3", "-c", "import torch, numpy"):
+        say(f"bench: PyTorch 2 (SDPA) skipped: torch does not import in {partial}")
+        return None
+    with open(os.path.join(partial, PEER_READY), "w") as f:
+        f.write(command.replace(partial, PEER_ROOT) + "\n")
+    os.rename(partial, PEER_ROOT)
+    return PEER_ROOT
+
+
+def in_peer_root(root, *command):
+    """`command` run in the Debian 13 tree `root`, with /proc, /sys and /dev, bench/peers/ as
+    /opt/book/peers and the JSON folder as /opt/book/out, in a mount namespace of its own."""
+    return subprocess.run(["unshare", "--mount", "--propagation", "private", "--",
+                           "sh", "-euc", IN_PEER_ROOT, "sh", os.path.abspath(root),
+                           os.path.abspath(os.path.join("bench", "peers")),
+                           os.path.abspath(BENCH_OUT), *command]).returncode
+
+
+def run_sdpa_peer():
+    say("peers/sdpa (PyTorch 2's scaled_dot_product_attention, Debian 13)")
+    root = ensure_peer_root()
+    if root is None:
         return
-    for peer in ("attention", "training"):
-        say(f"peers/{peer}")
-        if subprocess.run([py, "-B", f"bench/peers/{peer}.py", BENCH_OUT]).returncode:
-            say(f"bench: bench/peers/{peer}.py failed; the page is drawn without it")
-            json_file = os.path.join(BENCH_OUT, f"peers-{peer}.json")
-            if os.path.exists(json_file):
-                os.remove(json_file)
+    if unmount_leftovers(root):
+        say(f"bench: PyTorch 2 (SDPA) skipped: something is still mounted under {root}; "
+            "unmount it (umount --recursive) and run ./book bench again")
+        return
+    rc = in_peer_root(root, "python3", "-B", "/opt/book/peers/sdpa.py", "/opt/book/out")
+    if rc != 0:
+        say(f"bench: bench/peers/sdpa.py failed (exit {rc}); the page is drawn without it")
+        json_file = os.path.join(BENCH_OUT, "peers-sdpa.json")
+        if os.path.exists(json_file):
+            os.remove(json_file)
+    if mounts_under(root):  # cannot happen (the namespace has ended): say so if it does
+        say(f"bench: mounts left under {root}: {' '.join(mounts_under(root))}")
 
 
 # ---- the commands -------------------------------------------------------------------------------

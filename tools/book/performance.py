@@ -3,12 +3,14 @@
     python -m book.performance JSON_DIR
 
 reads JSON_DIR/{attention,memory,training,peak}.json (the book's benchmarks), the peers'
-JSON_DIR/peers-{attention,training}.json (bench/peers/, PyTorch and NumPy, measured in the same
-`./book bench` run) and JSON_DIR/ch03-reduced/results.json (chapter 03's program on the reduced
-experiment), writes the figures' CSV data into JSON_DIR, renders figures/perf-*.svg with
+JSON_DIR/peers-{attention,training,sdpa}.json (bench/peers/: PyTorch and NumPy from Debian 12,
+PyTorch 2's scaled_dot_product_attention from Debian 13, measured in the same `./book bench`
+run), JSON_DIR/ch03-reduced/results.json (chapter 03's program on the reduced experiment) and
+JSON_DIR/bench-run.json (how long the run took), writes the figures' CSV data into JSON_DIR, renders figures/perf-*.svg with
 figures/perf-*.gp (and their phone drawings, figures/narrow/perf-*.svg), and rewrites the generated parts of docs/performance.md and of chapter 03's
 README (their generated regions, book.pages.generated). Every ratio to a peer is computed
-here from that one run's JSON; no number of a peer is written anywhere else.
+here from that one run's JSON, and names the PyTorch it was measured against; no number of
+a peer is written anywhere else.
 """
 import json
 import pathlib
@@ -69,6 +71,125 @@ def gnuplot(script, out, **variables):
         subprocess.run(["gnuplot", "-e", statements, str(figures / script)], check=True)
 
 
+def num(v, fmt=".1f"):
+    return "—" if v is None else format(v, fmt)
+
+
+def ratio(a, b):  # a / b, as "2.93×"; "—" when either was not measured
+    return "—" if a is None or b is None else f"{a / b:.3g}×"
+
+
+def share(v, of):
+    return "—" if v is None or not of else f"{100 * v / of:.0f}%"
+
+
+FORMS = {"forward": "row blocks", "tiled": "tiled"}  # BM_<form>_threads: attention_row_blocks(),
+# tiled_attention()
+
+
+def threaded_rates(rows):
+    """(form, N, d, causal, threads) -> GFLOP/s of BM_forward_threads and BM_tiled_threads."""
+    rates = {}
+    for name, row in rows.items():
+        m = re.match(r"BM_(forward|tiled)_threads/N:(\d+)/d:(\d+)/causal:(\d)/threads:(\d+)",
+                     name)
+        if m:
+            rates[(m[1], int(m[2]), int(m[3]), bool(int(m[4])), int(m[5]))] = row["GFLOP/s"]
+    return rates
+
+
+def best_form(rates, n, d, causal, threads):
+    """(GFLOP/s, form) of the book's faster fast form on that shape, or (None, None)."""
+    found = [(rates[(f, n, d, causal, threads)], f) for f in FORMS
+             if (f, n, d, causal, threads) in rates]
+    return max(found) if found else (None, None)
+
+
+def sdpa_key(n, d, causal):  # as bench/peers/sdpa.py keys its summary
+    return f"{'causal' if causal else 'none'}/d{d}/N{n}"
+
+
+def sdpa_section(rates, sdpa, peak):
+    """The book's faster fast form against PyTorch 2's scaled_dot_product_attention, a table per
+    (mask, d), and, in words, every shape where the book is not ahead: below 1.0x on one
+    thread, at or below 1.0x on two. `rates` from threaded_rates(), `sdpa` the JSON of
+    bench/peers/sdpa.py or None, `peak` {threads: FMA peak GFLOP/s or None}."""
+    if sdpa is None:
+        return ("**Against PyTorch 2's fused attention**: not measured in this run (its Debian 13 "
+                "tree is made and entered by `./book bench` run as root; the run's output says "
+                "why it was skipped).")
+    c = sdpa["context"]
+    torch = f"PyTorch {c.get('torch_version', '?')}"
+    summary = sdpa["summary"]
+
+    def times(a, b, digits=2):  # a / b as "0.93×", to `digits` decimals
+        return "—" if a is None or b is None else f"{a / b:.{digits}f}×"
+
+    def rate(key, n, d, causal):
+        return summary.get(key, {}).get("gflops", {}).get(sdpa_key(n, d, causal))
+
+    def worked(key, n, d, causal):  # "2 · 1.93": threads that worked · CPU ÷ wall
+        if key is None:
+            return "—"
+        busy = summary.get(key, {}).get("threads_busy", {}).get(sdpa_key(n, d, causal))
+        cpu = summary.get(key, {}).get("cpu_per_wall", {}).get(sdpa_key(n, d, causal))
+        return f"{num(busy, 'd')} · {num(cpu, '.2f')}"
+    shapes = sorted({(causal, d, n) for (_, n, d, causal, _) in rates})
+    tables, behind_1, behind_2 = [], {}, {}  # (mask, d) -> ["N = 256 (0.93×)", ...]
+    for causal, d in sorted({(causal, d) for causal, d, _ in shapes}):
+        lines = [f"*{'Causal mask' if causal else 'No mask'}, d = {d}*, GFLOP/s of useful work "
+                 f"(wall time; SDPA is {torch}'s):", "",
+                 "| N | book, 1 thread | SDPA, 1 thread | book ÷ SDPA | book, 2 threads "
+                 "| SDPA, 2 threads | book ÷ SDPA | SDPA, 2 threads: threads busy · CPU ÷ wall "
+                 "| % of FMA peak, 1 thread: book | SDPA | 2 threads: book | SDPA |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for _, _, n in (s for s in shapes if s[:2] == (causal, d)):
+            b1, f1 = best_form(rates, n, d, causal, 1)
+            b2, f2 = best_form(rates, n, d, causal, 2)
+            t1 = rate("sdpa_1", n, d, causal)
+            # SDPA's better two-thread configuration (spinning or sleeping OpenMP workers).
+            t2, k2 = max(((rate(k, n, d, causal), k) for k in ("sdpa_2", "sdpa_2_passive")
+                          if rate(k, n, d, causal) is not None), default=(None, None))
+            group = f"{'causal' if causal else 'no mask'}, d = {d}"
+            if b1 is not None and t1 is not None and b1 / t1 < 1.0:
+                behind_1.setdefault(group, []).append(f"N = {n} ({times(b1, t1, 3)})")
+            if b2 is not None and t2 is not None and b2 / t2 <= 1.0:
+                behind_2.setdefault(group, []).append(f"N = {n} ({times(b2, t2, 3)})")
+            lines.append(
+                f"| {n} | {num(b1)}{f' ({FORMS[f1]})' if f1 else ''} | {num(t1)} "
+                f"| {times(b1, t1)} | {num(b2)}{f' ({FORMS[f2]})' if f2 else ''} | {num(t2)} "
+                f"| {times(b2, t2)} | {worked(k2, n, d, causal)} "
+                f"| {share(b1, peak[1])} | {share(t1, peak[1])} | {share(b2, peak[2])} "
+                f"| {share(t2, peak[2])} |")
+        tables.append("\n".join(lines))
+    def where(behind):  # "no mask, d = 64: N = 256 (0.93×), N = 512 (0.97×); causal, ..."
+        return "; ".join(f"{group}: {', '.join(shapes)}" for group, shapes in behind.items())
+    if behind_1 or behind_2:
+        verdict = (f"**Where the book is not ahead of {torch}'s SDPA in this run**: "
+                   + (f"on one thread it is below 1.0× at {where(behind_1)}" if behind_1
+                      else "on one thread it is at or above 1.0× on every shape")
+                   + "; "
+                   + (f"on two threads it is at or below 1.0× at {where(behind_2)}"
+                      if behind_2 else "on two threads it is above 1.0× on every shape") + ".")
+    else:
+        verdict = (f"In this run the book is at or above 1.0× of {torch}'s SDPA on one thread "
+                   "and above 1.0× on two, on every shape measured.")
+    intro = (f"**Against PyTorch 2's fused attention**: `torch.nn.functional."
+             f"scaled_dot_product_attention` of {torch} from {c.get('os', '?')}, float64, its "
+             f"{c.get('backend', '?')} kernel on {c.get('blas', '?')} (CPU capability "
+             f"{c.get('cpu_capability', '?')}), one sequence and one head, beside the book's "
+             "faster fast form on each shape (in brackets: `attention_row_blocks()` or "
+             "`tiled_attention()`, `BM_forward_threads` and `BM_tiled_threads`), both on 1 and "
+             "2 threads, measured in the same run. Flops are the useful ones, counted alike on "
+             "both sides: $4N^2d$ without a mask, $2N(N+1)d$ with the causal mask (the "
+             "$N(N+1)/2$ scores a query may see), whatever a kernel computes besides. On two "
+             "threads SDPA's better OpenMP wait policy counts; \"threads busy\" counts its "
+             "threads that did at least a quarter of the busiest one's work (2: the second "
+             "thread worked), and its CPU time over the wall time is near 2 when both cores were "
+             "its own, lower when other processes took turns on them (`bench/peers/sdpa.py`).")
+    return "\n\n".join([intro, *tables, verdict])
+
+
 def main(json_dir):
     json_dir = pathlib.Path(json_dir)
     att = load(json_dir / "attention.json")
@@ -108,8 +229,6 @@ def main(json_dir):
         if m and int(m[1]) == 2:
             peak[2] = row["GFLOP/s"]
 
-    def share(v, of):
-        return "—" if v is None or not of else f"{100 * v / of:.0f}%"
     forms = ("reference", "forward", "tiled", "backward")
     lines.append("| N | d | GEMM | attention() (reference) | % of GEMM | attention_row_blocks() "
                  "| % | tiled_attention() | % | attention_backward() | % |")
@@ -130,47 +249,40 @@ def main(json_dir):
     peak_table = "\n".join(peak_lines)
 
     # One attention call on one and on two threads (the library splits its blocks of
-    # queries), beside PyTorch and NumPy on the same machine in the same run.
-    threaded = {}
-    for name, row in rows.items():
-        m = re.match(r"BM_forward_threads/N:(\d+)/d:64/threads:(\d+)", name)
-        if m:
-            threaded[(int(m[1]), int(m[2]))] = row["GFLOP/s"]
+    # queries), beside PyTorch 2's fused attention, and beside the plain formula in PyTorch
+    # and NumPy from Debian 12, on the same machine in the same run.
+    rates = threaded_rates(rows)
+    sdpa_text = sdpa_section(rates, load_optional(json_dir / "peers-sdpa.json"), peak)
     peers_att = load_optional(json_dir / "peers-attention.json")
     summary = peers_att["summary"] if peers_att else {}
+    torch_plain = (f"PyTorch {peers_att['context'].get('torch_version', '?')}"
+                   if peers_att else "PyTorch")
 
     def peer(key, n):
         return summary.get(key, {}).get("gflops", {}).get(str(n))
-
-    def num(v, fmt=".1f"):
-        return "—" if v is None else format(v, fmt)
-
-    def ratio(a, b):  # a / b, as "2.93×"; "—" when either was not measured
-        return "—" if a is None or b is None else f"{a / b:.3g}×"
-    peer_lines = ["| N | this book, 1 thread | 2 threads | PyTorch, 1 thread | 2 threads "
-                  "| NumPy, 1 thread | book ÷ PyTorch, 1 thread | 2 threads "
-                  "| book, % of FMA peak, 1 thread | 2 threads |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
-    for n in sorted({n for (n, _) in threaded}):
-        b1, b2 = threaded.get((n, 1)), threaded.get((n, 2))
+    peer_lines = [f"| N | this book, 1 thread | 2 threads | {torch_plain}, 1 thread | 2 threads "
+                  f"| NumPy, 1 thread | Eigen's GEMM, 1 thread | book ÷ {torch_plain}, 1 thread "
+                  "| 2 threads |", "|---|---|---|---|---|---|---|---|---|"]
+    for n in sorted({n for (_, n, d, causal, _) in rates if d == 64 and not causal}):
+        b1, b2 = best_form(rates, n, 64, False, 1)[0], best_form(rates, n, 64, False, 2)[0]
         # PyTorch's better two-thread variant (its OpenMP workers spin by default).
         t1 = peer("torch_1", n)
         t2 = max((v for v in (peer("torch_2", n), peer("torch_2_passive", n)) if v), default=None)
         peer_lines.append(
             f"| {n} | {num(b1)} | {num(b2)} | {num(t1)} | {num(t2)} | "
-            f"{num(peer('numpy_1', n))} | {ratio(b1, t1)} | {ratio(b2, t2)} | "
-            f"{share(b1, peak[1])} | {share(b2, peak[2])} |")
+            f"{num(peer('numpy_1', n))} | {num(table.get(('gemm', n, 64)))} "
+            f"| {ratio(b1, t1)} | {ratio(b2, t2)} |")
     peer_table = "\n".join(peer_lines)
     if peers_att:
         c = peers_att["context"]
-        peers_note = (f"PyTorch {c.get('torch_version', '?')} and NumPy "
-                      f"{c.get('numpy_version', '?')} from Debian, float64, on "
-                      f"{c.get('blas', '?')}; PyTorch as `torch.softmax(Q @ K.T / "
+        peers_note = (f"{torch_plain} and NumPy {c.get('numpy_version', '?')} from Debian 12, "
+                      f"float64, on {c.get('blas', '?')}; PyTorch as `torch.softmax(Q @ K.T / "
                       "math.sqrt(d), dim=-1) @ V`, NumPy with the row maximum subtracted "
-                      "(`bench/peers/attention.py`)")
+                      "(`bench/peers/attention.py`); the book's faster fast form; Eigen's GEMM "
+                      "is `BM_gemm` (CPU time)")
     else:
-        peers_note = ("the peers were not measured in this run (python3-torch is not "
-                      "installed; `./book bench` as root installs it)")
+        peers_note = ("the plain formula's peers were not measured in this run (python3-torch "
+                      "is not installed; `./book bench` as root installs it)")
     peak_note = ("—" if peak[1] is None else
                  f"{peak[1]:.1f} GFLOP/s on one core, {num(peak[2])} on two")
 
@@ -215,6 +327,9 @@ def main(json_dir):
     train = medians(load(json_dir / "training.json"))
     peers_train = load_optional(json_dir / "peers-training.json")
     per_iteration = peers_train["summary"]["seconds_per_iteration"]["1"] if peers_train else {}
+    # The PyTorch every ratio of the trainer was measured against (Debian 12's).
+    torch_train = (f"PyTorch {peers_train['context'].get('torch_version', '?')}"
+                   if peers_train else "PyTorch")
 
     def torch_iteration(n, d, h):
         return per_iteration.get(f"n{n}_d{d}_{h}")
@@ -237,8 +352,8 @@ def main(json_dir):
             return "—"
         return f"{s * 1e6:.3g} µs" if s < 1e-3 else f"{s * 1e3:.3g} ms"
 
-    train_lines = ["| (n, d) | this book, h = identity | PyTorch | book faster by "
-                   "| this book, h = softmax | PyTorch | book faster by "
+    train_lines = [f"| (n, d) | this book, h = identity | {torch_train} | book faster by "
+                   f"| this book, h = softmax | {torch_train} | book faster by "
                    "| softmax GFLOP/s | GEMM of the score shape, GFLOP/s |",
                    "|---|---|---|---|---|---|---|---|---|"]
     for n, d in SIZES:
@@ -258,8 +373,8 @@ def main(json_dir):
     # between the cores, bench-training's *_threads, wall time) and PyTorch's.
     per_iteration_2 = peers_train["summary"]["seconds_per_iteration"].get("2", {}) \
         if peers_train else {}
-    thread_lines = ["| (n, d), h = softmax | this book, 1 thread | 2 threads | PyTorch, 1 thread "
-                    "| 2 threads |", "|---|---|---|---|---|"]
+    thread_lines = ["| (n, d), h = softmax | this book, 1 thread | 2 threads "
+                    f"| {torch_train}, 1 thread | 2 threads |", "|---|---|---|---|---|"]
     for n, d in SIZES:
         mine = {t: train.get(f"BM_softmax_threads/n:{n}/d:{d}/threads:{t}/real_time")
                 for t in (1, 2)}
@@ -280,27 +395,40 @@ def main(json_dir):
     if ours_s is not None and theirs_s is not None:
         experiment = (f"the whole experiment at reduced length (3 sizes × 2 normalisations × "
                       f"2 runs × 100 iterations) trained in {ours_s:.2f} s with this book's "
-                      f"trainer on two threads and {theirs_s:.2f} s with its PyTorch "
-                      f"formulation on its faster thread count ({theirs_t}): "
+                      f"trainer on two threads and {theirs_s:.2f} s with its formulation in "
+                      f"{torch_train} on that PyTorch's faster thread count ({theirs_t}): "
                       f"{theirs_s / ours_s:.1f}× faster")
     else:
         experiment = ("the whole experiment at reduced length was not compared in this run "
                       "(PyTorch not installed)")
     soft_big = train.get("BM_softmax/1000/100")
     torch_big = torch_iteration(1000, 100, "softmax")
+    soft_big_s = soft_big["s/iter"] if soft_big else None
+    if torch_big is not None:
+        iteration = (f"one thread each: {duration(soft_big_s)} against {duration(torch_big)} "
+                     f"({ratio(torch_big, soft_big_s)})")
+    else:
+        iteration = f"one thread: {duration(soft_big_s)} (PyTorch not measured)"
     chapter_text = "\n".join([
         "<!-- Generated by tools/book/performance.py from the last `./book bench`; do not edit. -->",
         f"In the last `./book bench` (the machine of the "
         f"[performance page](../../docs/performance.md#chapter-03s-trainer-against-the-pytorch-formulation)), "
         f"{experiment}. One Adam iteration of the softmax system at the source's largest "
-        f"size ($n = 1000$, $d = 100$), one thread each: "
-        f"{duration(soft_big['s/iter'] if soft_big else None)} against "
-        f"{duration(torch_big)} "
-        f"({ratio(torch_big, soft_big['s/iter'] if soft_big else None)}). "
-        + (f"The PyTorch side: PyTorch {peers_train['context'].get('torch_version', '?')} "
-           f"from Debian on {peers_train['context'].get('blas', '?')}, float64, written as a "
-           "PyTorch user writes it (`torch.optim.Adam`, `bench/peers/training.py`)."
+        f"size ($n = 1000$, $d = 100$), {iteration}. "
+        + (f"Both ratios were measured against Debian 12's {torch_train} on "
+           f"{peers_train['context'].get('blas', '?')}, float64, the trainer written as a "
+           "PyTorch user writes it (`torch.optim.Adam`, `bench/peers/training.py`); the "
+           "performance page also compares the attention forward pass with PyTorch 2."
            if peers_train else "")])
+
+    # How long the whole `./book bench` took (book.cli writes it before calling this).
+    run = load_optional(json_dir / "bench-run.json")
+    run_time = ("**The run** took "
+                f"{int(run['seconds'] // 60)} min {int(run['seconds'] % 60)} s (wall time, "
+                "building included; the peers' part "
+                f"{int(run['peers_seconds'] // 60)} min {int(run['peers_seconds'] % 60)} s); "
+                f"load average at its end {', '.join(f'{x:.2f}' for x in run['load_end'])}."
+                if run else "**The run**: its duration was not recorded.")
 
     # The machine, from the run's own context.
     c = att["context"]
@@ -326,17 +454,18 @@ def main(json_dir):
         f"{peak_note}. Each kernel of the table above as a share of it (one core; unlike "
         "the GEMM line, this ceiling does not move with the memory traffic of the moment):",
         peak_table,
-        "**One call on one and two threads, beside the peers**, GFLOP/s (wall time, d = 64; "
-        f"the same flops counted for all; {peers_note}):", peer_table,
+        sdpa_text,
+        "**The plain formula**, one call on one and two threads, no mask, GFLOP/s (wall time, "
+        f"d = 64; the same flops counted for all; {peers_note}):", peer_table,
         "**Two cores, two copies**, GFLOP/s of both threads together (wall time):",
         cores_table,
         "**Peak memory** (resident set, measured in a fresh child process per size, d = 64):",
         memory_table,
         "**Chapter 03's trainer**, time per Adam iteration on one thread, beside its PyTorch "
-        "formulation measured in the same run (medians):", training_table,
+        f"formulation measured in the same run ({torch_train}; medians):", training_table,
         "**The softmax iteration on one and two threads** (wall time, medians):",
         threads_table,
-        f"**Chapter 03's experiment**: {experiment}."])
+        f"**Chapter 03's experiment**: {experiment}.", run_time])
     write_generated(page, generated)
     write_generated(chapter03, chapter_text)
     print(f"book.performance: figures/perf-*.svg and {page.relative_to(root)} updated",
