@@ -1,18 +1,15 @@
 #include "attn/tiled_attention.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
+#include <cstddef>
 #include <limits>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "attn/fast_exp.hpp"
+#include "attn/parallel.hpp"
 #include "common.hpp"
 
 namespace attn {
@@ -58,94 +55,7 @@ void check_threads(const char* who, int threads) {
                             std::to_string(threads) + ")");
 }
 
-// The blocks of `block` consecutive rows of 0 .. n - 1, handed out in row order, each once,
-// to the threads that share them (for_each_thread()).
-struct BlockQueue {
-  BlockQueue(Index n_, Index block_)
-      : n(n_), block(block_), stop((n_ + block_ - 1) / block_) {}
-  const Index n, block;
-  std::atomic<Index> next{0};  // the next block to hand out
-  std::atomic<Index> stop;     // blocks from here on are skipped: an earlier one threw
-};
-
-// One thread's view of the queue: for (Index i0 = 0, b = 0; blocks.next(i0, b);) visits the
-// blocks this thread takes, the rows i0 .. i0 + b - 1 of each.
-class RowBlocks {
- public:
-  explicit RowBlocks(BlockQueue& queue) : queue_(queue) {}
-  bool next(Index& i0, Index& b) {
-    taken_ = queue_.next.fetch_add(1);
-    if (taken_ >= queue_.stop.load()) return false;
-    i0 = taken_ * queue_.block;
-    b = std::min(queue_.block, queue_.n - i0);
-    return true;
-  }
-  Index taken() const { return taken_; }  // the block being computed; -1 before the first
-
- private:
-  BlockQueue& queue_;
-  Index taken_ = -1;
-};
-
-// Runs work(blocks) on up to `threads` threads, the caller's included, at most one per
-// block; each call sets up its own scratch memory, then computes the blocks it takes. A
-// block is computed whole by one thread, whichever it is, so the result does not depend on
-// the thread count. A free thread takes the next block: under a causal mask the later
-// blocks cost more, and a fixed split would leave one thread idle.
-//
-// Errors: the exception of the first block that throws, in row order (the one a single
-// thread meets), reaches the caller once every thread has been joined. Blocks are handed
-// out in order, so every block before it has been taken, and is finished, before `stop`
-// skips the rest. A thread that cannot be started (a WebAssembly build without threads)
-// leaves its blocks to the others.
-template <class Work>
-void for_each_thread(Index n, Index block, int threads, const Work& work) {
-  BlockQueue queue(n, block);
-  const Index workers = std::min<Index>(threads, queue.stop.load());
-  if (workers <= 1) {  // one thread: every block, in order, on the caller's thread
-    RowBlocks blocks(queue);
-    work(blocks);
-    return;
-  }
-  std::mutex error_mutex;
-  std::exception_ptr error;        // the exception of block error_block
-  Index error_block = queue.stop;  // -1 if setting up a thread's scratch memory threw
-  const auto run = [&] {
-    RowBlocks blocks(queue);
-    try {
-      work(blocks);
-    } catch (...) {
-      const std::lock_guard<std::mutex> lock(error_mutex);
-      if (blocks.taken() < error_block) {
-        error_block = blocks.taken();
-        error = std::current_exception();
-        queue.stop = std::max<Index>(error_block, 0);
-      }
-    }
-  };
-  std::vector<std::thread> helpers;
-  helpers.reserve(static_cast<std::size_t>(workers - 1));
-  for (Index t = 1; t < workers; ++t) {
-    try {
-      helpers.emplace_back(run);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: fewer workers take all the blocks
-    }
-  }
-  run();
-  for (std::thread& t : helpers) t.join();
-  if (error) std::rethrow_exception(error);
-}
-
 }  // namespace
-
-int available_threads() {
-#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
-  return 1;  // the browser may report cores this build cannot start threads on
-#else
-  return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-#endif
-}
 
 Index attention_row_block(Index n_keys) {
   const Index fit = (Index{1} << 17) / std::max<Index>(n_keys, 1);  // 1 MiB of doubles
@@ -163,25 +73,31 @@ Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const MatrixXd>& Q,
   if (n == 0 || nk == 0) return out;  // no keys: an empty sum, as attention() returns
   // [attention-row-blocks]
   const Index block = std::min(n, attention_row_block(nk));
+  const Index blocks = (n + block - 1) / block;
   const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));  // 1/sqrt(d_k)
-  for_each_thread(n, block, threads, [&](RowBlocks& blocks) {  // a block on one thread
-    MatrixXd T(nk, block);  // column c: the scores, then the weights, of query i0 + c
-    VectorXd sums(block);
-    for (Index i0 = 0, b = 0; blocks.next(i0, b);) {
-      auto Tb = T.leftCols(b);
-      Tb.noalias() = scale * (K * Q.middleRows(i0, b).transpose());
-      if (masking == Masking::causal) mask_future(Tb, i0, 0);
-      for (Index c = 0; c < b; ++c) {  // stable softmax numerators, row by row
-        fast_exp_shifted(Tb.col(c), Tb.col(c).maxCoeff());
-        sums(c) = Tb.col(c).sum();  // in [1, nk]: the largest term is e^0 = 1
-        // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
-        require(std::isfinite(sums(c)), "attention_row_blocks: row " +
-                                            std::to_string(i0 + c) +
-                                            " has an infinite score");
-      }
-      out.middleRows(i0, b).noalias() = Tb.transpose() * V;
-      out.middleRows(i0, b).array().colwise() /= sums.head(b).array();
+  struct Scratch {
+    MatrixXd T;  // column c: the scores, then the weights, of query i0 + c
+    VectorXd sums;
+  };
+  std::vector<Scratch> scratch(
+      static_cast<std::size_t>(parallel_workers(blocks, threads)),
+      {MatrixXd(nk, block), VectorXd(block)});
+  parallel_for(blocks, threads, [&](Index k, int worker) {  // a block on one thread
+    auto& [T, sums] = scratch[static_cast<std::size_t>(worker)];
+    const Index i0 = k * block, b = std::min(block, n - i0);
+    auto Tb = T.leftCols(b);
+    Tb.noalias() = scale * (K * Q.middleRows(i0, b).transpose());
+    if (masking == Masking::causal) mask_future(Tb, i0, 0);
+    for (Index c = 0; c < b; ++c) {  // stable softmax numerators, row by row
+      fast_exp_shifted(Tb.col(c), Tb.col(c).maxCoeff());
+      sums(c) = Tb.col(c).sum();  // in [1, nk]: the largest term is e^0 = 1
+      // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
+      require(std::isfinite(sums(c)), "attention_row_blocks: row " +
+                                          std::to_string(i0 + c) +
+                                          " has an infinite score");
     }
+    out.middleRows(i0, b).noalias() = Tb.transpose() * V;
+    out.middleRows(i0, b).array().colwise() /= sums.head(b).array();
   });
   // [attention-row-blocks]
   return out;
@@ -204,46 +120,52 @@ Eigen::MatrixXd tiled_attention(const Eigen::Ref<const MatrixXd>& Q,
   const Index bk = std::min(tiles.keys, std::max<Index>(nk, 1));
   MatrixXd out = MatrixXd::Zero(nq, dv);
   if (nk == 0) return out;  // no keys: an empty sum, as attention() returns
-  for_each_thread(nq, bq, threads, [&](RowBlocks& blocks) {  // a tile on one thread
-    MatrixXd T(bk, bq);     // scores, then e^{s - m'}, of one tile: column c is query c
-    MatrixXd O(bq, dv);     // running numerators o of the tile's queries
-    VectorXd m(bq), l(bq);  // running maxima and sums
-    VectorXd alpha(bq);     // e^{m - m'}, this step's rescaling
-    for (Index i0 = 0, b = 0; blocks.next(i0, b);) {
-      const auto Qi = Q.middleRows(i0, b);
-      m.head(b).setConstant(-inf);
-      l.head(b).setZero();
-      O.topRows(b).setZero();
-      // Keys after the tile's last query are hidden from all of its queries under the mask.
-      const Index key_end = causal ? std::min(nk, i0 + b) : nk;
-      for (Index j0 = 0; j0 < key_end; j0 += bk) {
-        const Index c = std::min(bk, key_end - j0);
-        auto S = T.topLeftCorner(c, b);
-        S.noalias() = scale * (K.middleRows(j0, c) * Qi.transpose());
-        if (causal && j0 + c - 1 > i0) mask_future(S, i0, j0);
-        // [online-softmax]
-        for (Index q = 0; q < b; ++q) {
-          const double m_new = std::max(m(q), S.col(q).maxCoeff());
-          if (m_new == -inf) {  // every key so far is hidden from this query
-            S.col(q).setZero();
-            alpha(q) = 1.0;
-            continue;
-          }
-          alpha(q) = std::exp(m(q) - m_new);  // e^{-inf} = 0 on the first visible tile
-          fast_exp_shifted(S.col(q), m_new);  // e^{s - m'}, masked -> 0
-          l(q) = alpha(q) * l(q) + S.col(q).sum();
-          // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
-          require(std::isfinite(l(q)), "tiled_attention: row " + std::to_string(i0 + q) +
-                                           " has an infinite score");
-          m(q) = m_new;
+  const Index query_tiles = (nq + bq - 1) / bq;
+  struct Scratch {
+    MatrixXd T;      // scores, then e^{s - m'}, of one tile: column c is query c
+    MatrixXd O;      // running numerators o of the tile's queries
+    VectorXd m, l;   // running maxima and sums
+    VectorXd alpha;  // e^{m - m'}, this step's rescaling
+  };
+  std::vector<Scratch> scratch(
+      static_cast<std::size_t>(parallel_workers(query_tiles, threads)),
+      {MatrixXd(bk, bq), MatrixXd(bq, dv), VectorXd(bq), VectorXd(bq), VectorXd(bq)});
+  parallel_for(query_tiles, threads, [&](Index k, int worker) {  // a tile on one thread
+    auto& [T, O, m, l, alpha] = scratch[static_cast<std::size_t>(worker)];
+    const Index i0 = k * bq, b = std::min(bq, nq - i0);
+    const auto Qi = Q.middleRows(i0, b);
+    m.head(b).setConstant(-inf);
+    l.head(b).setZero();
+    O.topRows(b).setZero();
+    // Keys after the tile's last query are hidden from all of its queries under the mask.
+    const Index key_end = causal ? std::min(nk, i0 + b) : nk;
+    for (Index j0 = 0; j0 < key_end; j0 += bk) {
+      const Index c = std::min(bk, key_end - j0);
+      auto S = T.topLeftCorner(c, b);
+      S.noalias() = scale * (K.middleRows(j0, c) * Qi.transpose());
+      if (causal && j0 + c - 1 > i0) mask_future(S, i0, j0);
+      // [online-softmax]
+      for (Index q = 0; q < b; ++q) {
+        const double m_new = std::max(m(q), S.col(q).maxCoeff());
+        if (m_new == -inf) {  // every key so far is hidden from this query
+          S.col(q).setZero();
+          alpha(q) = 1.0;
+          continue;
         }
-        O.topRows(b) = alpha.head(b).asDiagonal() * O.topRows(b);
-        O.topRows(b).noalias() += S.transpose() * V.middleRows(j0, c);
-        // [online-softmax]
+        alpha(q) = std::exp(m(q) - m_new);  // e^{-inf} = 0 on the first visible tile
+        fast_exp_shifted(S.col(q), m_new);  // e^{s - m'}, masked -> 0
+        l(q) = alpha(q) * l(q) + S.col(q).sum();
+        // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
+        require(std::isfinite(l(q)), "tiled_attention: row " + std::to_string(i0 + q) +
+                                         " has an infinite score");
+        m(q) = m_new;
       }
-      // l >= 1 once a query has seen a key: its largest term is e^0 = 1.
-      out.middleRows(i0, b) = l.head(b).cwiseInverse().asDiagonal() * O.topRows(b);
+      O.topRows(b) = alpha.head(b).asDiagonal() * O.topRows(b);
+      O.topRows(b).noalias() += S.transpose() * V.middleRows(j0, c);
+      // [online-softmax]
     }
+    // l >= 1 once a query has seen a key: its largest term is e^0 = 1.
+    out.middleRows(i0, b) = l.head(b).cwiseInverse().asDiagonal() * O.topRows(b);
   });
   return out;
 }

@@ -13,13 +13,9 @@
 #include <Eigen/Dense>
 
 #include "attn/attention.hpp"
+#include "attn/parallel.hpp"  // available_threads()
 
 namespace attn {
-
-/// \brief The default thread count of the fast forward forms: the number of cores,
-/// `std::thread::hardware_concurrency()`, or 1 when it is unknown (and in a WebAssembly
-/// build without threads).
-int available_threads();
 
 /// \brief Softmax attention a block of queries at a time: the same numbers as attention()
 /// up to rounding, without the \f$ n_q \times n_k \f$ matrix of weights.
