@@ -11,6 +11,7 @@
 #include "attn/fast_exp.hpp"
 #include "attn/parallel.hpp"
 #include "common.hpp"
+#include "finite_scores.hpp"
 
 namespace attn {
 
@@ -71,6 +72,8 @@ Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const MatrixXd>& Q,
   const Index n = Q.rows(), nk = K.rows();
   MatrixXd out = MatrixXd::Zero(n, V.cols());
   if (n == 0 || nk == 0) return out;  // no keys: an empty sum, as attention() returns
+  // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, as in attention().
+  detail::require_finite_scores("attention_row_blocks", Q, K, threads);
   // [attention-row-blocks]
   const Index block = std::min(n, attention_row_block(nk));
   const Index blocks = (n + block - 1) / block;
@@ -91,10 +94,6 @@ Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const MatrixXd>& Q,
     for (Index c = 0; c < b; ++c) {  // stable softmax numerators, row by row
       fast_exp_shifted(Tb.col(c), Tb.col(c).maxCoeff());
       sums(c) = Tb.col(c).sum();  // in [1, nk]: the largest term is e^0 = 1
-      // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
-      require(std::isfinite(sums(c)), "attention_row_blocks: row " +
-                                          std::to_string(i0 + c) +
-                                          " has an infinite score");
     }
     out.middleRows(i0, b).noalias() = Tb.transpose() * V;
     out.middleRows(i0, b).array().colwise() /= sums.head(b).array();
@@ -120,6 +119,8 @@ Eigen::MatrixXd tiled_attention(const Eigen::Ref<const MatrixXd>& Q,
   const Index bk = std::min(tiles.keys, std::max<Index>(nk, 1));
   MatrixXd out = MatrixXd::Zero(nq, dv);
   if (nk == 0) return out;  // no keys: an empty sum, as attention() returns
+  // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, as in attention().
+  detail::require_finite_scores("tiled_attention", Q, K, threads);
   const Index query_tiles = (nq + bq - 1) / bq;
   struct Scratch {
     MatrixXd T;      // scores, then e^{s - m'}, of one tile: column c is query c
@@ -155,9 +156,6 @@ Eigen::MatrixXd tiled_attention(const Eigen::Ref<const MatrixXd>& Q,
         alpha(q) = std::exp(m(q) - m_new);  // e^{-inf} = 0 on the first visible tile
         fast_exp_shifted(S.col(q), m_new);  // e^{s - m'}, masked -> 0
         l(q) = alpha(q) * l(q) + S.col(q).sum();
-        // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, not NaN.
-        require(std::isfinite(l(q)), "tiled_attention: row " + std::to_string(i0 + q) +
-                                         " has an infinite score");
         m(q) = m_new;
       }
       O.topRows(b) = alpha.head(b).asDiagonal() * O.topRows(b);
@@ -185,6 +183,8 @@ AttentionGradients attention_backward(const Eigen::Ref<const MatrixXd>& Q,
   AttentionGradients g{MatrixXd::Zero(nq, Q.cols()), MatrixXd::Zero(nk, K.cols()),
                        MatrixXd::Zero(nk, V.cols())};
   if (nq == 0 || nk == 0) return g;
+  // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, as in attention().
+  detail::require_finite_scores("attention_backward", Q, K, 1);
   const Index block = std::min(nq, attention_row_block(nk));
   MatrixXd T(nk, block),
       U(nk, block);  // A^T, then dS^T; (dA)^T  (column c: query i0 + c)
@@ -199,10 +199,7 @@ AttentionGradients attention_backward(const Eigen::Ref<const MatrixXd>& Q,
     if (masking == Masking::causal) mask_future(A, i0, 0);
     for (Index c = 0; c < b; ++c) {  // weights A^T, column by column
       fast_exp_shifted(A.col(c), A.col(c).maxCoeff());
-      const double sum = A.col(c).sum();
-      require(std::isfinite(sum), "attention_backward: row " + std::to_string(i0 + c) +
-                                      " has an infinite score");
-      A.col(c) /= sum;
+      A.col(c) /= A.col(c).sum();
     }
     g.dV.noalias() += A * dOb;           // dV = A^T dO
     dA.noalias() = V * dOb.transpose();  // dA^T = V dO^T

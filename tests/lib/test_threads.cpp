@@ -143,9 +143,10 @@ TEST_SUITE("lib") {
     // Scores that overflow, found inside the workers: queries in the second, third and
     // last blocks of 128 (and in many tiles of 64) meet one huge key, and every thread
     // count must name the first of them, row 150, as one thread does.
-    MatrixXd Qbig = Q, Kbig = K;
+    MatrixXd Qbig = Q, Kbig = K, Kneg = K;
     for (const Index i : {150, 151, 290, 299, 200}) Qbig.row(i).setConstant(1e160);
     Kbig.row(5).setConstant(1e160);
+    Kneg.row(5).setConstant(-1e160);  // scores of -inf, which must not pass for a mask
     struct Case {
       const char* what;
       MatrixXd Q, K, V;
@@ -159,6 +160,8 @@ TEST_SUITE("lib") {
          attn::Masking::causal},
         {"scores that overflow", Qbig, Kbig, V, attn::Masking::none},
         {"scores that overflow, causal", Qbig, Kbig, V, attn::Masking::causal},
+        {"scores that overflow to -inf", Qbig, Kneg, V, attn::Masking::none},
+        {"scores that overflow to -inf, causal", Qbig, Kneg, V, attn::Masking::causal},
     };
     for (const Case& c : cases) {
       CAPTURE(c.what);
@@ -185,6 +188,68 @@ TEST_SUITE("lib") {
     CHECK(message_of([&] {
             attn::tiled_attention(Qbig, Kbig, V, attn::Masking::none, {}, 7);
           }) == "tiled_attention: row 150 has an infinite score");
+    CHECK(message_of([&] {
+            attn::attention_row_blocks(Qbig, Kneg, V, attn::Masking::none, 7);
+          }) == "attention_row_blocks: row 150 has an infinite score");
+    CHECK(message_of([&] {
+            attn::tiled_attention(Qbig, Kneg, V, attn::Masking::causal, {}, 7);
+          }) == "tiled_attention: row 150 has an infinite score");
+  }
+
+  TEST_CASE("a score that overflows is an error in every fast form, as in attention()") {
+    // attention() computes every score, masked or not, and names the first row with one
+    // that is not finite. Finite entries of 1e300 make single scores of +inf or -inf (a
+    // -inf must not pass for a mask and get weight 0), or, when +inf and -inf meet in one
+    // dot product, NaN. The fast forms must name the same row, on every thread count.
+    attn::Rng rng(25);
+    const Index n = 300, d = 4;
+    const MatrixXd Q0 = attn::random_normal(n, d, rng),
+                   K0 = attn::random_normal(n, d, rng);
+    const MatrixXd V = attn::random_normal(n, 3, rng),
+                   dO = attn::random_normal(n, 3, rng);
+    const auto huge = [&](double x, double y) {
+      Eigen::RowVectorXd r = Eigen::RowVectorXd::Zero(d);
+      r(0) = x;
+      r(1) = y;
+      return r;
+    };
+    struct Case {
+      const char* what;
+      Index query, key;  // the first row with a score that is not finite, and its key
+      double q0, q1, k0, k1;
+      attn::Masking masking;
+    };
+    const Case cases[] = {
+        {"-inf", 170, 40, 1e300, 0, -1e300, 0, attn::Masking::none},
+        {"-inf, causal", 170, 40, 1e300, 0, -1e300, 0, attn::Masking::causal},
+        // Key 250 is hidden from query 170 by the mask; attention() still refuses.
+        {"-inf at a masked score", 170, 250, 1e300, 0, -1e300, 0, attn::Masking::causal},
+        {"+inf", 170, 40, 1e300, 0, 1e300, 0, attn::Masking::none},
+        {"NaN: +inf - inf", 170, 40, 1e300, 1e300, 1e300, -1e300, attn::Masking::none},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(std::string(c.what));
+      MatrixXd Q = Q0, K = K0;
+      Q.row(c.query) = huge(c.q0, c.q1);
+      Q.row(260) = huge(c.q0, c.q1);  // a later row, in a later block, overflows too
+      K.row(c.key) = huge(c.k0, c.k1);
+      const MatrixXd mask =
+          c.masking == attn::Masking::causal ? future_masked(n) : MatrixXd();
+      const std::string row = "row " + std::to_string(c.query) + " has an infinite score";
+      CHECK(message_of([&] { attn::attention(Q, K, V, mask); }) == "attention: " + row);
+      for (const int t : {1, 2, 3, 7}) {
+        CAPTURE(t);
+        CHECK(message_of([&] { attn::attention_row_blocks(Q, K, V, c.masking, t); }) ==
+              "attention_row_blocks: " + row);
+        CHECK(message_of([&] { attn::tiled_attention(Q, K, V, c.masking, {}, t); }) ==
+              "tiled_attention: " + row);
+        CHECK(message_of([&] {
+                attn::tiled_attention(Q, K, V, c.masking, {8, 5}, t);
+              }) == "tiled_attention: " + row);
+      }
+      CHECK(message_of([&] { attn::attention_backward(Q, K, V, dO, c.masking); }) ==
+            "attention_backward: " + row);
+    }
   }
 
   TEST_CASE("a thread count below 1 is an error") {

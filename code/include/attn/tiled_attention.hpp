@@ -37,8 +37,9 @@ namespace attn {
 ///        alone). Each output row is computed by one thread with the same operations in the
 ///        same order, so the result is bit-identical for every thread count.
 /// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry of
-///         \f$ Q, K, V \f$, a score that overflows (the same error, naming the same first
-///         row, for every thread count), or `threads` below 1.
+///         \f$ Q, K, V \f$, a score that overflows to \f$ \pm\infty \f$ or NaN, masked or
+///         not, as in attention() (the same error, naming the same first row, for every
+///         thread count), or `threads` below 1.
 Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                      const Eigen::Ref<const Eigen::MatrixXd>& K,
                                      const Eigen::Ref<const Eigen::MatrixXd>& V,
@@ -77,7 +78,8 @@ struct AttentionTiles {
 ///        alone). Each output row is computed by one thread with the same operations in the
 ///        same order, so the result is bit-identical for every thread count.
 /// \throws std::invalid_argument on mismatched shapes, tile sizes below 1, a NaN or
-///         infinite entry of \f$ Q, K, V \f$, a score that overflows (the same error,
+///         infinite entry of \f$ Q, K, V \f$, a score that overflows to
+///         \f$ \pm\infty \f$ or NaN, masked or not, as in attention() (the same error,
 ///         naming the same first row, for every thread count), or `threads` below 1.
 Eigen::MatrixXd tiled_attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                 const Eigen::Ref<const Eigen::MatrixXd>& K,
@@ -107,7 +109,8 @@ struct AttentionGradients {
 /// the five products (the recomputed scores and the four above), \f$ n_q n_k \f$
 /// exponentials.
 /// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry, or a
-///         score that overflows.
+///         score that overflows to \f$ \pm\infty \f$ or NaN, masked or not, as in
+///         attention() (naming the same first row).
 AttentionGradients attention_backward(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                       const Eigen::Ref<const Eigen::MatrixXd>& K,
                                       const Eigen::Ref<const Eigen::MatrixXd>& V,
