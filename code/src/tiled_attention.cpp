@@ -172,43 +172,71 @@ AttentionGradients attention_backward(const Eigen::Ref<const MatrixXd>& Q,
                                       const Eigen::Ref<const MatrixXd>& K,
                                       const Eigen::Ref<const MatrixXd>& V,
                                       const Eigen::Ref<const MatrixXd>& dO,
-                                      Masking masking) {
+                                      Masking masking, int threads) {
   check_inputs("attention_backward", Q, K, V, masking);
   require(dO.rows() == Q.rows() && dO.cols() == V.cols(),
           "attention_backward: dO is " + shape(dO) + ", expected " +
               std::to_string(Q.rows()) + "x" + std::to_string(V.cols()));
   require(dO.allFinite(), "attention_backward: dO has a NaN or infinite entry");
+  check_threads("attention_backward", threads);
   const Index nq = Q.rows(), nk = K.rows();
   const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));
   AttentionGradients g{MatrixXd::Zero(nq, Q.cols()), MatrixXd::Zero(nk, K.cols()),
                        MatrixXd::Zero(nk, V.cols())};
   if (nq == 0 || nk == 0) return g;
   // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, as in attention().
-  detail::require_finite_scores("attention_backward", Q, K, 1);
+  detail::require_finite_scores("attention_backward", Q, K, threads);
   const Index block = std::min(nq, attention_row_block(nk));
-  MatrixXd T(nk, block),
-      U(nk, block);  // A^T, then dS^T; (dA)^T  (column c: query i0 + c)
-  for (Index i0 = 0; i0 < nq; i0 += block) {
-    const Index b = std::min(block, nq - i0);
-    auto A = T.leftCols(b);
-    auto dA = U.leftCols(b);
-    const auto Qb = Q.middleRows(i0, b);
-    const auto dOb = dO.middleRows(i0, b);
-    // [attention-backward]
-    A.noalias() = scale * (K * Qb.transpose());  // recompute the scores S^T
-    if (masking == Masking::causal) mask_future(A, i0, 0);
-    for (Index c = 0; c < b; ++c) {  // weights A^T, column by column
-      fast_exp_shifted(A.col(c), A.col(c).maxCoeff());
-      A.col(c) /= A.col(c).sum();
+  const Index blocks = (nq + block - 1) / block;
+  // dK and dV are sums over every block of queries. So that the thread count cannot change
+  // their rounding, the blocks form a fixed number of groups of consecutive blocks (at most
+  // max_groups, whatever the thread count): each group adds its blocks in order into its
+  // own partial sums, group 0 straight into g, and the others are added to g in group
+  // order at the end. Threads share the groups.
+  constexpr Index max_groups = 8;
+  const Index groups = std::min(blocks, max_groups);
+  std::vector<MatrixXd> partial_dK(static_cast<std::size_t>(groups - 1),
+                                   MatrixXd::Zero(nk, K.cols())),
+      partial_dV(static_cast<std::size_t>(groups - 1), MatrixXd::Zero(nk, V.cols()));
+  struct Scratch {
+    MatrixXd T;  // A^T, then dS^T  (column c: query i0 + c)
+    MatrixXd U;  // (dA)^T
+  };
+  std::vector<Scratch> scratch(
+      static_cast<std::size_t>(parallel_workers(groups, threads)),
+      {MatrixXd(nk, block), MatrixXd(nk, block)});
+  parallel_for(groups, threads, [&](Index group, int worker) {
+    auto& [T, U] = scratch[static_cast<std::size_t>(worker)];
+    const auto partial = static_cast<std::size_t>(group - 1);
+    MatrixXd& dK = group == 0 ? g.dK : partial_dK[partial];
+    MatrixXd& dV = group == 0 ? g.dV : partial_dV[partial];
+    for (Index k = group * blocks / groups; k < (group + 1) * blocks / groups; ++k) {
+      const Index i0 = k * block, b = std::min(block, nq - i0);
+      auto A = T.leftCols(b);
+      auto dA = U.leftCols(b);
+      const auto Qb = Q.middleRows(i0, b);
+      const auto dOb = dO.middleRows(i0, b);
+      // [attention-backward]
+      A.noalias() = scale * (K * Qb.transpose());  // recompute the scores S^T
+      if (masking == Masking::causal) mask_future(A, i0, 0);
+      for (Index c = 0; c < b; ++c) {  // weights A^T, column by column
+        fast_exp_shifted(A.col(c), A.col(c).maxCoeff());
+        A.col(c) /= A.col(c).sum();
+      }
+      dV.noalias() += A * dOb;             // dV = A^T dO
+      dA.noalias() = V * dOb.transpose();  // dA^T = V dO^T
+      // D: sum_k A dA, one number per query
+      const Eigen::RowVectorXd D = (A.array() * dA.array()).colwise().sum();
+      A.array() *= (dA.array().rowwise() - D.array());  // dS^T = A^T o (dA^T - D)
+      g.dQ.middleRows(i0, b).noalias() =
+          scale * (A.transpose() * K);   // dQ = dS K / sqrt(d)
+      dK.noalias() += scale * (A * Qb);  // dK = dS^T Q / sqrt(d)
+      // [attention-backward]
     }
-    g.dV.noalias() += A * dOb;           // dV = A^T dO
-    dA.noalias() = V * dOb.transpose();  // dA^T = V dO^T
-    const Eigen::RowVectorXd D = (A.array() * dA.array()).colwise().sum();  // sum_k A dA
-    A.array() *= (dA.array().rowwise() - D.array());  // dS^T = A^T o (dA^T - D)
-    g.dQ.middleRows(i0, b).noalias() =
-        scale * (A.transpose() * K);     // dQ = dS K / sqrt(d)
-    g.dK.noalias() += scale * (A * Qb);  // dK = dS^T Q / sqrt(d)
-    // [attention-backward]
+  });
+  for (std::size_t p = 0; p < partial_dK.size(); ++p) {
+    g.dK += partial_dK[p];
+    g.dV += partial_dV[p];
   }
   return g;
 }

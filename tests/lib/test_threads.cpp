@@ -1,8 +1,9 @@
-// Library tests: the fast forward forms split their blocks of queries over threads, and
-// every thread count gives the same bits and the same errors as one thread.
+// Library tests: the fast forward forms and the backward pass split their blocks of queries
+// over threads, and every thread count gives the same bits and the same errors as one thread.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -122,6 +123,50 @@ TEST_SUITE("lib") {
         }
   }
 
+  TEST_CASE("attention_backward gives the same bits on 1, 2, 3 and 7 threads") {
+    // dK and dV sum over the blocks of queries; the extra shapes have more blocks than the
+    // backward pass's 8 groups (10 blocks of 64 queries for 2048 keys; 25 of 128), so
+    // groups of unequal sizes are shared by threads.
+    attn::Rng rng(26);
+    std::vector<Shape> backward_shapes(std::begin(shapes), std::end(shapes));
+    backward_shapes.push_back({600, 2048, 8, 4});
+    backward_shapes.push_back({3200, 3200, 4, 3});
+    for (const Shape& s : backward_shapes)
+      for (const auto masking : {attn::Masking::none, attn::Masking::causal}) {
+        if (masking == attn::Masking::causal && s.nq != s.nk) continue;
+        CAPTURE(s.nq);
+        CAPTURE(s.nk);
+        CAPTURE(static_cast<int>(masking));
+        const MatrixXd Q = attn::random_normal(s.nq, s.d, rng);
+        const MatrixXd K = attn::random_normal(s.nk, s.d, rng);
+        const MatrixXd V = attn::random_normal(s.nk, s.dv, rng);
+        const MatrixXd dO = attn::random_normal(s.nq, s.dv, rng);
+        const attn::AttentionGradients one =
+            attn::attention_backward(Q, K, V, dO, masking, 1);
+        // Not vacuous: the gradients written out with the whole matrix of weights A.
+        if (s.nq * s.nk <= 1000 * 1000) {
+          const MatrixXd mask =
+              masking == attn::Masking::causal ? future_masked(s.nq) : MatrixXd();
+          const MatrixXd A = attn::attention_weights(Q, K, mask);
+          const MatrixXd dA = dO * V.transpose();
+          const Eigen::VectorXd D = (A.array() * dA.array()).rowwise().sum();
+          const MatrixXd dS = A.array() * (dA.colwise() - D).array();
+          const double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
+          CHECK((one.dV - A.transpose() * dO).cwiseAbs().maxCoeff() <= 1e-12);
+          CHECK((one.dQ - scale * dS * K).cwiseAbs().maxCoeff() <= 1e-12);
+          CHECK((one.dK - scale * dS.transpose() * Q).cwiseAbs().maxCoeff() <= 1e-12);
+        }
+        for (const int t : thread_counts) {
+          CAPTURE(t);
+          const attn::AttentionGradients g =
+              attn::attention_backward(Q, K, V, dO, masking, t);
+          CHECK(differing(g.dQ, one.dQ) == 0);
+          CHECK(differing(g.dK, one.dK) == 0);
+          CHECK(differing(g.dV, one.dV) == 0);
+        }
+      }
+  }
+
   TEST_CASE("the default thread count gives the same bits as one thread") {
     attn::Rng rng(23);
     const MatrixXd Q = attn::random_normal(700, 8, rng),
@@ -131,6 +176,10 @@ TEST_SUITE("lib") {
                     attn::attention_row_blocks(Q, K, V, attn::Masking::none, 1)) == 0);
     CHECK(differing(attn::tiled_attention(Q, K, V, attn::Masking::causal),
                     attn::tiled_attention(Q, K, V, attn::Masking::causal, {}, 1)) == 0);
+    const MatrixXd dO = attn::random_normal(700, 8, rng);
+    CHECK(differing(attn::attention_backward(Q, K, V, dO).dK,
+                    attn::attention_backward(Q, K, V, dO, attn::Masking::none, 1).dK) ==
+          0);
   }
 
   TEST_CASE("invalid input throws the same std::invalid_argument on every thread count") {
@@ -247,8 +296,11 @@ TEST_SUITE("lib") {
                 attn::tiled_attention(Q, K, V, c.masking, {8, 5}, t);
               }) == "tiled_attention: " + row);
       }
-      CHECK(message_of([&] { attn::attention_backward(Q, K, V, dO, c.masking); }) ==
-            "attention_backward: " + row);
+      for (const int t : {1, 2, 3, 7}) {
+        CAPTURE(t);
+        CHECK(message_of([&] { attn::attention_backward(Q, K, V, dO, c.masking, t); }) ==
+              "attention_backward: " + row);
+      }
     }
   }
 
@@ -259,6 +311,9 @@ TEST_SUITE("lib") {
                          std::invalid_argument);
     CHECK_THROWS_WITH_AS(attn::tiled_attention(X, X, X, attn::Masking::none, {}, -1),
                          "tiled_attention: threads must be >= 1 (got -1)",
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(attn::attention_backward(X, X, X, X, attn::Masking::none, 0),
+                         "attention_backward: threads must be >= 1 (got 0)",
                          std::invalid_argument);
   }
 }

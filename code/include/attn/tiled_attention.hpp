@@ -105,17 +105,38 @@ struct AttentionGradients {
 ///   dQ = dS\,K/\sqrt{d_k}, \quad dK = dS^\top Q/\sqrt{d_k} .
 /// \f]
 /// The weights are recomputed a block of queries at a time (attention_row_block()), so
-/// memory is \f$ O((n_q + n_k)\,d) \f$ plus one block. Flops: \f$ 2 n_q n_k d \f$ for each of
-/// the five products (the recomputed scores and the four above), \f$ n_q n_k \f$
+/// no \f$ n_q \times n_k \f$ matrix is stored. Flops: \f$ 2 n_q n_k d \f$ for each of the
+/// five products (the recomputed scores and the four above), \f$ n_q n_k \f$
 /// exponentials.
-/// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry, or a
-///         score that overflows to \f$ \pm\infty \f$ or NaN, masked or not, as in
-///         attention() (naming the same first row).
+///
+/// Threads: each block's rows of \f$ dQ \f$ are computed whole by one thread, but
+/// \f$ dK \f$ and \f$ dV \f$ are sums over all the blocks. So that their rounding does not
+/// depend on the thread count, the blocks are split into a fixed number \f$ G \f$ of groups of
+/// consecutive blocks (\f$ G = \min(8, \text{blocks}) \f$, whatever `threads` is): each
+/// group adds its blocks, in order, into its own partial \f$ dK, dV \f$, and the partials are
+/// added in group order at the end; the threads share the groups (so at most \f$ G \f$
+/// threads work). The result is bit-identical for every thread count. Memory:
+/// \f$ O((n_q + n_k)\,d) \f$, namely the inputs and gradients, \f$ G - 1 \f$ partial sums
+/// of \f$ n_k (d_k + d_v) \f$ numbers, and one block of \f$ 2 n_k B \f$ numbers per thread.
+///
+/// \param Q queries, \f$ n_q \times d_k \f$ (one per row).
+/// \param K keys, \f$ n_k \times d_k \f$.
+/// \param V values, \f$ n_k \times d_v \f$.
+/// \param dO \f$ \partial L / \partial O \f$, \f$ n_q \times d_v \f$.
+/// \param masking Masking::causal lets query \f$ i \f$ see keys \f$ j \le i \f$ only
+///        (needs \f$ n_q = n_k \f$).
+/// \param threads threads to share the groups of query blocks (available_threads() by
+///        default; at most \f$ G \f$ are used).
+/// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry, a score
+///         that overflows to \f$ \pm\infty \f$ or NaN, masked or not, as in attention()
+///         (the same error, naming the same first row, for every thread count), or
+///         `threads` below 1.
 AttentionGradients attention_backward(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                       const Eigen::Ref<const Eigen::MatrixXd>& K,
                                       const Eigen::Ref<const Eigen::MatrixXd>& V,
                                       const Eigen::Ref<const Eigen::MatrixXd>& dO,
-                                      Masking masking = Masking::none);
+                                      Masking masking = Masking::none,
+                                      int threads = available_threads());
 
 /// \brief Queries per block in attention_row_blocks() and attention_backward() for
 /// \f$ n_k \f$ keys: a multiple of 8 chosen so that the block of scores, \f$ n_k \times
