@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstddef>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -82,9 +84,10 @@ Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const MatrixXd>& Q,
     MatrixXd T;  // column c: the scores, then the weights, of query i0 + c
     VectorXd sums;
   };
-  std::vector<Scratch> scratch(
-      static_cast<std::size_t>(parallel_workers(blocks, threads)),
-      {MatrixXd(nk, block), VectorXd(block)});
+  // One per worker, moved in: copies of one prototype would touch every page up front.
+  std::vector<Scratch> scratch;
+  for (int w = 0; w < parallel_workers(blocks, threads); ++w)
+    scratch.push_back({MatrixXd(nk, block), VectorXd(block)});
   parallel_for(blocks, threads, [&](Index k, int worker) {  // a block on one thread
     auto& [T, sums] = scratch[static_cast<std::size_t>(worker)];
     const Index i0 = k * block, b = std::min(block, n - i0);
@@ -128,9 +131,10 @@ Eigen::MatrixXd tiled_attention(const Eigen::Ref<const MatrixXd>& Q,
     VectorXd m, l;   // running maxima and sums
     VectorXd alpha;  // e^{m - m'}, this step's rescaling
   };
-  std::vector<Scratch> scratch(
-      static_cast<std::size_t>(parallel_workers(query_tiles, threads)),
-      {MatrixXd(bk, bq), MatrixXd(bq, dv), VectorXd(bq), VectorXd(bq), VectorXd(bq)});
+  std::vector<Scratch> scratch;  // one per worker
+  for (int w = 0; w < parallel_workers(query_tiles, threads); ++w)
+    scratch.push_back(
+        {MatrixXd(bk, bq), MatrixXd(bq, dv), VectorXd(bq), VectorXd(bq), VectorXd(bq)});
   parallel_for(query_tiles, threads, [&](Index k, int worker) {  // a tile on one thread
     auto& [T, O, m, l, alpha] = scratch[static_cast<std::size_t>(worker)];
     const Index i0 = k * bq, b = std::min(bq, nq - i0);
@@ -189,55 +193,74 @@ AttentionGradients attention_backward(const Eigen::Ref<const MatrixXd>& Q,
   const Index block = std::min(nq, attention_row_block(nk));
   const Index blocks = (nq + block - 1) / block;
   // dK and dV are sums over every block of queries. So that the thread count cannot change
-  // their rounding, the blocks form a fixed number of groups of consecutive blocks (at most
-  // max_groups, whatever the thread count): each group adds its blocks in order into its
-  // own partial sums, group 0 straight into g, and the others are added to g in group
-  // order at the end. Threads share the groups.
-  constexpr Index max_groups = 8;
-  const Index groups = std::min(blocks, max_groups);
-  std::vector<MatrixXd> partial_dK(static_cast<std::size_t>(groups - 1),
-                                   MatrixXd::Zero(nk, K.cols())),
-      partial_dV(static_cast<std::size_t>(groups - 1), MatrixXd::Zero(nk, V.cols()));
+  // their rounding, the sum has a fixed shape: the blocks form groups of about 512
+  // consecutive queries, each group's share is summed in block order (group 0's straight
+  // into g, the others' into their worker's partial sums), and the shares are added to g
+  // in group order; a worker whose group is done waits for the groups before it. Threads
+  // share the groups.
+  // Adding a group's share costs a few passes over n_k (d_k + d_v) numbers, against
+  // 10 n_k d flops per query: with 512 queries per group it is lost in the noise of
+  // BM_backward on one thread, where smaller groups were measurably slower.
+  const Index blocks_per_group = std::max<Index>(1, 512 / block);
+  const Index groups = (blocks + blocks_per_group - 1) / blocks_per_group;
   struct Scratch {
-    MatrixXd T;  // A^T, then dS^T  (column c: query i0 + c)
-    MatrixXd U;  // (dA)^T
+    MatrixXd T;       // A^T, then dS^T  (column c: query i0 + c)
+    MatrixXd U;       // (dA)^T
+    MatrixXd dK, dV;  // the share of the worker's group (not group 0)
   };
-  std::vector<Scratch> scratch(
-      static_cast<std::size_t>(parallel_workers(groups, threads)),
-      {MatrixXd(nk, block), MatrixXd(nk, block)});
+  std::vector<Scratch> scratch;  // one per worker
+  for (int w = 0; w < parallel_workers(groups, threads); ++w)
+    scratch.push_back({MatrixXd(nk, block), MatrixXd(nk, block), MatrixXd(nk, K.cols()),
+                       MatrixXd(nk, V.cols())});
+  std::mutex turn_mutex;
+  std::condition_variable turn_changed;
+  Index shares_added = 0;  // groups whose share is in g
+  bool failed = false;     // a group threw: the others stop waiting
   parallel_for(groups, threads, [&](Index group, int worker) {
-    auto& [T, U] = scratch[static_cast<std::size_t>(worker)];
-    const auto partial = static_cast<std::size_t>(group - 1);
-    MatrixXd& dK = group == 0 ? g.dK : partial_dK[partial];
-    MatrixXd& dV = group == 0 ? g.dV : partial_dV[partial];
-    for (Index k = group * blocks / groups; k < (group + 1) * blocks / groups; ++k) {
-      const Index i0 = k * block, b = std::min(block, nq - i0);
-      auto A = T.leftCols(b);
-      auto dA = U.leftCols(b);
-      const auto Qb = Q.middleRows(i0, b);
-      const auto dOb = dO.middleRows(i0, b);
-      // [attention-backward]
-      A.noalias() = scale * (K * Qb.transpose());  // recompute the scores S^T
-      if (masking == Masking::causal) mask_future(A, i0, 0);
-      for (Index c = 0; c < b; ++c) {  // weights A^T, column by column
-        fast_exp_shifted(A.col(c), A.col(c).maxCoeff());
-        A.col(c) /= A.col(c).sum();
+    auto& [T, U, share_dK, share_dV] = scratch[static_cast<std::size_t>(worker)];
+    MatrixXd& dK = group == 0 ? g.dK : share_dK.setZero();
+    MatrixXd& dV = group == 0 ? g.dV : share_dV.setZero();
+    const Index first = group * blocks_per_group;
+    try {
+      for (Index k = first; k < std::min(blocks, first + blocks_per_group); ++k) {
+        const Index i0 = k * block, b = std::min(block, nq - i0);
+        auto A = T.leftCols(b);
+        auto dA = U.leftCols(b);
+        const auto Qb = Q.middleRows(i0, b);
+        const auto dOb = dO.middleRows(i0, b);
+        // [attention-backward]
+        A.noalias() = scale * (K * Qb.transpose());  // recompute the scores S^T
+        if (masking == Masking::causal) mask_future(A, i0, 0);
+        for (Index c = 0; c < b; ++c) {  // weights A^T, column by column
+          fast_exp_shifted(A.col(c), A.col(c).maxCoeff());
+          A.col(c) /= A.col(c).sum();
+        }
+        dV.noalias() += A * dOb;             // dV = A^T dO
+        dA.noalias() = V * dOb.transpose();  // dA^T = V dO^T
+        // D: sum_k A dA, one number per query
+        const Eigen::RowVectorXd D = (A.array() * dA.array()).colwise().sum();
+        A.array() *= (dA.array().rowwise() - D.array());  // dS^T = A^T o (dA^T - D)
+        g.dQ.middleRows(i0, b).noalias() =
+            scale * (A.transpose() * K);   // dQ = dS K / sqrt(d)
+        dK.noalias() += scale * (A * Qb);  // dK = dS^T Q / sqrt(d)
+        // [attention-backward]
       }
-      dV.noalias() += A * dOb;             // dV = A^T dO
-      dA.noalias() = V * dOb.transpose();  // dA^T = V dO^T
-      // D: sum_k A dA, one number per query
-      const Eigen::RowVectorXd D = (A.array() * dA.array()).colwise().sum();
-      A.array() *= (dA.array().rowwise() - D.array());  // dS^T = A^T o (dA^T - D)
-      g.dQ.middleRows(i0, b).noalias() =
-          scale * (A.transpose() * K);   // dQ = dS K / sqrt(d)
-      dK.noalias() += scale * (A * Qb);  // dK = dS^T Q / sqrt(d)
-      // [attention-backward]
+    } catch (...) {
+      const std::lock_guard lock(turn_mutex);
+      failed = true;
+      turn_changed.notify_all();
+      throw;
     }
+    std::unique_lock lock(turn_mutex);
+    turn_changed.wait(lock, [&] { return shares_added == group || failed; });
+    if (failed) return;  // the group that threw reports it
+    if (group > 0) {
+      g.dK += dK;
+      g.dV += dV;
+    }
+    ++shares_added;
+    turn_changed.notify_all();
   });
-  for (std::size_t p = 0; p < partial_dK.size(); ++p) {
-    g.dK += partial_dK[p];
-    g.dV += partial_dV[p];
-  }
   return g;
 }
 

@@ -110,14 +110,15 @@ struct AttentionGradients {
 /// exponentials.
 ///
 /// Threads: each block's rows of \f$ dQ \f$ are computed whole by one thread, but
-/// \f$ dK \f$ and \f$ dV \f$ are sums over all the blocks. So that their rounding does not
-/// depend on the thread count, the blocks are split into a fixed number \f$ G \f$ of groups of
-/// consecutive blocks (\f$ G = \min(8, \text{blocks}) \f$, whatever `threads` is): each
-/// group adds its blocks, in order, into its own partial \f$ dK, dV \f$, and the partials are
-/// added in group order at the end; the threads share the groups (so at most \f$ G \f$
-/// threads work). The result is bit-identical for every thread count. Memory:
-/// \f$ O((n_q + n_k)\,d) \f$, namely the inputs and gradients, \f$ G - 1 \f$ partial sums
-/// of \f$ n_k (d_k + d_v) \f$ numbers, and one block of \f$ 2 n_k B \f$ numbers per thread.
+/// \f$ dK \f$ and \f$ dV \f$ are sums over all the blocks, and a sum's rounding depends on
+/// its order. So the order is fixed, whatever `threads` is: the blocks form groups of about
+/// 512 consecutive queries; each group sums its blocks in order (the first group straight
+/// into the result, the others into their thread's partial sums), and the groups' sums are
+/// added to the result in group order (a thread whose group is done waits for the groups
+/// before it). The threads share the groups, so the result is bit-identical for every
+/// thread count; up to about 512 queries run on one thread. Memory:
+/// \f$ O((n_q + n_k)\,d) \f$, namely the inputs and gradients and, per thread, one block of
+/// \f$ 2 n_k B \f$ numbers and partial sums of \f$ n_k (d_k + d_v) \f$.
 ///
 /// \param Q queries, \f$ n_q \times d_k \f$ (one per row).
 /// \param K keys, \f$ n_k \times d_k \f$.
@@ -125,8 +126,8 @@ struct AttentionGradients {
 /// \param dO \f$ \partial L / \partial O \f$, \f$ n_q \times d_v \f$.
 /// \param masking Masking::causal lets query \f$ i \f$ see keys \f$ j \le i \f$ only
 ///        (needs \f$ n_q = n_k \f$).
-/// \param threads threads to share the groups of query blocks (available_threads() by
-///        default; at most \f$ G \f$ are used).
+/// \param threads threads to share the groups of queries (available_threads() by default;
+///        at most one per group).
 /// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry, a score
 ///         that overflows to \f$ \pm\infty \f$ or NaN, masked or not, as in attention()
 ///         (the same error, naming the same first row, for every thread count), or
