@@ -28,14 +28,14 @@ int parallel_workers(Eigen::Index count, int threads);
 /// \brief Runs `job(index, worker)` for every index \f$ 0, 1, \dots, \text{count} - 1 \f$,
 /// shared by up to `threads` threads.
 ///
-/// The caller's thread is worker 0 and takes part; helper threads are workers
-/// \f$ 1, \dots, \f$ parallel_workers()\f$ - 1 \f$ (at most one per index, so one index
-/// runs on the caller's thread alone). Indices are handed out in increasing order, each to
-/// the next free worker: costly and cheap indices balance themselves, and which worker runs
-/// an index varies from run to run. Two calls with the same worker number never overlap, so
-/// a job may use scratch memory of its worker (made once, parallel_workers() of them,
-/// before the call). If each index's result depends only on the index, the result is the
-/// same for every thread count and every schedule.
+/// There are parallel_workers() workers, numbered from 0: the caller's thread is worker 0
+/// and takes part, the others are helper threads (at most one worker per index, so a
+/// single index runs on the caller's thread alone). Indices are handed out in increasing
+/// order, each to the next free worker: costly and cheap indices balance themselves, and
+/// which worker runs an index varies from run to run. Two calls with the same worker
+/// number never overlap, so a job may use scratch memory of its worker (made once,
+/// parallel_workers() of them, before the call). If each index's result depends only on
+/// the index, the result is the same for every thread count and every schedule.
 ///
 /// Errors are those one thread would meet: if some indices throw, the exception of the
 /// **lowest** of them reaches the caller, once every helper thread has been joined. Every
