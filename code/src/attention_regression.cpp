@@ -1,19 +1,15 @@
 #include "attn/attention_regression.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <limits>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "attn/fast_exp.hpp"
 #include "attn/least_squares.hpp"
+#include "attn/parallel.hpp"
 #include "attn/softmax.hpp"
 #include "common.hpp"
 
@@ -82,52 +78,6 @@ constexpr double min_work_per_thread = 1 << 21;
 // The d x d partial C's of a wave of blocks are kept until they are summed in order:
 // at most this many doubles (32 MB), but at least one block per thread.
 constexpr Index max_partial_doubles = Index{1} << 22;
-
-// Runs job(k, worker) for k = 0 .. count - 1 on up to `threads` threads, the caller's
-// (worker 0) included. A free thread takes the next k, so which thread computes a block
-// varies, but each is computed whole by one thread. Errors: the exception of the smallest
-// k that threw (the one a single thread would meet first) reaches the caller once every
-// thread has been joined; the blocks after it are skipped. A thread that cannot be started
-// (a WebAssembly build without threads) leaves its share to the others.
-template <class Job>
-void for_each_block(Index count, int threads, const Job& job) {
-  const Index workers = std::min<Index>(threads, count);
-  if (workers <= 1) {
-    for (Index k = 0; k < count; ++k) job(k, 0);
-    return;
-  }
-  std::atomic<Index> next{0}, stop{count};
-  std::mutex error_mutex;
-  std::exception_ptr error;
-  Index error_k = count;
-  const auto run = [&](int worker) {
-    for (Index k = next++; k < stop.load(); k = next++) {
-      try {
-        job(k, worker);
-      } catch (...) {
-        const std::lock_guard lock(error_mutex);
-        if (k < error_k) {
-          error_k = k;
-          error = std::current_exception();
-          stop = k;
-        }
-        return;
-      }
-    }
-  };
-  std::vector<std::thread> helpers;
-  helpers.reserve(static_cast<std::size_t>(workers - 1));
-  for (Index w = 1; w < workers; ++w) {
-    try {
-      helpers.emplace_back(run, static_cast<int>(w));
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: fewer workers take all the blocks
-    }
-  }
-  run(0);
-  for (std::thread& t : helpers) t.join();
-  if (error) std::rethrow_exception(error);
-}
 
 // Block k of the softmax system's queries, rows i0 .. i0 + b - 1: their predictions, into
 // problem.yhat, r and z, and, if C_k is not null, the block's share of C = X^T E X,
@@ -258,7 +208,7 @@ double evaluate(const Eigen::Ref<const MatrixXd>& W_Q,
   MatrixXd C = MatrixXd::Zero(d, d);
   for (Index k0 = 0; k0 < blocks; k0 += wave) {
     const Index count = std::min(wave, blocks - k0);
-    for_each_block(count, threads, [&](Index j, int worker) {
+    parallel_for(count, threads, [&](Index j, int worker) {
       const Index i0 = (k0 + j) * block;
       MatrixMap C_k(problem.partial_C.data() + j * d * d, d, d);
       softmax_block(problem, w_v, two_over_n, i0, std::min(block, n - i0),

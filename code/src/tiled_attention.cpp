@@ -1,20 +1,20 @@
 #include "attn/tiled_attention.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
+#include <condition_variable>
+#include <cstddef>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "attention_kernels.hpp"
 #include "attn/fast_exp.hpp"
+#include "attn/parallel.hpp"
 #include "common.hpp"
+#include "finite_scores.hpp"
 
 namespace attn {
 
@@ -59,94 +59,7 @@ void check_threads(const char* who, int threads) {
                             std::to_string(threads) + ")");
 }
 
-// The blocks of `block` consecutive rows of 0 .. n - 1, handed out in row order, each once,
-// to the threads that share them (for_each_thread()).
-struct BlockQueue {
-  BlockQueue(Index n_, Index block_)
-      : n(n_), block(block_), stop((n_ + block_ - 1) / block_) {}
-  const Index n, block;
-  std::atomic<Index> next{0};  // the next block to hand out
-  std::atomic<Index> stop;     // blocks from here on are skipped: an earlier one threw
-};
-
-// One thread's view of the queue: for (Index i0 = 0, b = 0; blocks.next(i0, b);) visits the
-// blocks this thread takes, the rows i0 .. i0 + b - 1 of each.
-class RowBlocks {
- public:
-  explicit RowBlocks(BlockQueue& queue) : queue_(queue) {}
-  bool next(Index& i0, Index& b) {
-    taken_ = queue_.next.fetch_add(1);
-    if (taken_ >= queue_.stop.load()) return false;
-    i0 = taken_ * queue_.block;
-    b = std::min(queue_.block, queue_.n - i0);
-    return true;
-  }
-  Index taken() const { return taken_; }  // the block being computed; -1 before the first
-
- private:
-  BlockQueue& queue_;
-  Index taken_ = -1;
-};
-
-// Runs work(blocks) on up to `threads` threads, the caller's included, at most one per
-// block; each call sets up its own scratch memory, then computes the blocks it takes. A
-// block is computed whole by one thread, whichever it is, so the result does not depend on
-// the thread count. A free thread takes the next block: under a causal mask the later
-// blocks cost more, and a fixed split would leave one thread idle.
-//
-// Errors: the exception of the first block that throws, in row order (the one a single
-// thread meets), reaches the caller once every thread has been joined. Blocks are handed
-// out in order, so every block before it has been taken, and is finished, before `stop`
-// skips the rest. A thread that cannot be started (a WebAssembly build without threads)
-// leaves its blocks to the others.
-template <class Work>
-void for_each_thread(Index n, Index block, int threads, const Work& work) {
-  BlockQueue queue(n, block);
-  const Index workers = std::min<Index>(threads, queue.stop.load());
-  if (workers <= 1) {  // one thread: every block, in order, on the caller's thread
-    RowBlocks blocks(queue);
-    work(blocks);
-    return;
-  }
-  std::mutex error_mutex;
-  std::exception_ptr error;        // the exception of block error_block
-  Index error_block = queue.stop;  // -1 if setting up a thread's scratch memory threw
-  const auto run = [&] {
-    RowBlocks blocks(queue);
-    try {
-      work(blocks);
-    } catch (...) {
-      const std::lock_guard<std::mutex> lock(error_mutex);
-      if (blocks.taken() < error_block) {
-        error_block = blocks.taken();
-        error = std::current_exception();
-        queue.stop = std::max<Index>(error_block, 0);
-      }
-    }
-  };
-  std::vector<std::thread> helpers;
-  helpers.reserve(static_cast<std::size_t>(workers - 1));
-  for (Index t = 1; t < workers; ++t) {
-    try {
-      helpers.emplace_back(run);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: fewer workers take all the blocks
-    }
-  }
-  run();
-  for (std::thread& t : helpers) t.join();
-  if (error) std::rethrow_exception(error);
-}
-
 }  // namespace
-
-int available_threads() {
-#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
-  return 1;  // the browser may report cores this build cannot start threads on
-#else
-  return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-#endif
-}
 
 Index attention_row_block(Index n_keys) {
   const Index fit = (Index{1} << 17) / std::max<Index>(n_keys, 1);  // 1 MiB of doubles
@@ -162,17 +75,24 @@ Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const MatrixXd>& Q,
   const Index n = Q.rows(), nk = K.rows();
   MatrixXd out = MatrixXd::Zero(n, V.cols());
   if (n == 0 || nk == 0) return out;  // no keys: an empty sum, as attention() returns
+  // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, as in attention().
+  detail::require_finite_scores("attention_row_blocks", Q, K, threads);
   // [attention-row-blocks]
   // Blocks of one chunk of queries (32 with AVX-512): a free thread takes the next, so two
   // threads stay busy to the end even under the mask, where later blocks cost more.
   const Index block = std::min(n, detail::chunk);
+  const Index blocks = (n + block - 1) / block;
   const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));  // 1/sqrt(d_k)
-  for_each_thread(n, block, threads, [&](RowBlocks& blocks) {  // a block on one thread
-    // One tile of every key: each query's whole row of scores, then its plain softmax.
-    detail::BlockWorkspace w(block, Q.cols(), V.cols(), nk);
-    for (Index i0 = 0, b = 0; blocks.next(i0, b);)
-      detail::attend_block(Q, K, V, i0, b, nk, masking == Masking::causal, scale, w, out,
-                           "attention_row_blocks");
+  // One tile of every key: each query's whole row of scores, then its plain softmax.
+  std::vector<detail::BlockWorkspace> workspaces;  // one per worker
+  for (int w = 0; w < parallel_workers(blocks, threads); ++w)
+    workspaces.emplace_back(block, Q.cols(), V.cols(), nk);
+  parallel_for(blocks, threads, [&](Index k, int worker) {  // a block on one thread
+    const Index i0 = k * block;
+    detail::attend_block(Q, K, V, i0, std::min(block, n - i0), nk,
+                         masking == Masking::causal, scale,
+                         workspaces[static_cast<std::size_t>(worker)], out,
+                         "attention_row_blocks");
   });
   // [attention-row-blocks]
   return out;
@@ -195,10 +115,17 @@ Eigen::MatrixXd tiled_attention(const Eigen::Ref<const MatrixXd>& Q,
   const Index bk = std::min(tiles.keys, std::max<Index>(nk, 1));
   MatrixXd out = MatrixXd::Zero(nq, dv);
   if (nk == 0) return out;  // no keys: an empty sum, as attention() returns
-  for_each_thread(nq, bq, threads, [&](RowBlocks& blocks) {  // a tile on one thread
-    detail::BlockWorkspace w(bq, Q.cols(), V.cols(), bk);
-    for (Index i0 = 0, b = 0; blocks.next(i0, b);)
-      detail::attend_block(Q, K, V, i0, b, bk, causal, scale, w, out, "tiled_attention");
+  // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, as in attention().
+  detail::require_finite_scores("tiled_attention", Q, K, threads);
+  const Index query_tiles = (nq + bq - 1) / bq;
+  std::vector<detail::BlockWorkspace> workspaces;  // one per worker
+  for (int w = 0; w < parallel_workers(query_tiles, threads); ++w)
+    workspaces.emplace_back(bq, Q.cols(), V.cols(), bk);
+  parallel_for(query_tiles, threads, [&](Index k, int worker) {  // a tile on one thread
+    const Index i0 = k * bq;
+    detail::attend_block(Q, K, V, i0, std::min(bq, nq - i0), bk, causal, scale,
+                         workspaces[static_cast<std::size_t>(worker)], out,
+                         "tiled_attention");
   });
   return out;
 }
@@ -207,45 +134,91 @@ AttentionGradients attention_backward(const Eigen::Ref<const MatrixXd>& Q,
                                       const Eigen::Ref<const MatrixXd>& K,
                                       const Eigen::Ref<const MatrixXd>& V,
                                       const Eigen::Ref<const MatrixXd>& dO,
-                                      Masking masking) {
+                                      Masking masking, int threads) {
   check_inputs("attention_backward", Q, K, V, masking);
   require(dO.rows() == Q.rows() && dO.cols() == V.cols(),
           "attention_backward: dO is " + shape(dO) + ", expected " +
               std::to_string(Q.rows()) + "x" + std::to_string(V.cols()));
   require(dO.allFinite(), "attention_backward: dO has a NaN or infinite entry");
+  check_threads("attention_backward", threads);
   const Index nq = Q.rows(), nk = K.rows();
   const double scale = 1.0 / std::sqrt(static_cast<double>(Q.cols()));
   AttentionGradients g{MatrixXd::Zero(nq, Q.cols()), MatrixXd::Zero(nk, K.cols()),
                        MatrixXd::Zero(nk, V.cols())};
   if (nq == 0 || nk == 0) return g;
+  // Finite inputs can still overflow a score (|q| |k| > 1e308): an error, as in attention().
+  detail::require_finite_scores("attention_backward", Q, K, threads);
   const Index block = std::min(nq, attention_row_block(nk));
-  MatrixXd T(nk, block),
-      U(nk, block);  // A^T, then dS^T; (dA)^T  (column c: query i0 + c)
-  for (Index i0 = 0; i0 < nq; i0 += block) {
-    const Index b = std::min(block, nq - i0);
-    auto A = T.leftCols(b);
-    auto dA = U.leftCols(b);
-    const auto Qb = Q.middleRows(i0, b);
-    const auto dOb = dO.middleRows(i0, b);
-    // [attention-backward]
-    A.noalias() = scale * (K * Qb.transpose());  // recompute the scores S^T
-    if (masking == Masking::causal) mask_future(A, i0, 0);
-    for (Index c = 0; c < b; ++c) {  // weights A^T, column by column
-      fast_exp_shifted(A.col(c), A.col(c).maxCoeff());
-      const double sum = A.col(c).sum();
-      require(std::isfinite(sum), "attention_backward: row " + std::to_string(i0 + c) +
-                                      " has an infinite score");
-      A.col(c) /= sum;
+  const Index blocks = (nq + block - 1) / block;
+  // dK and dV are sums over every block of queries. So that the thread count cannot change
+  // their rounding, the sum has a fixed shape: the blocks form groups of about 512
+  // consecutive queries, each group's share is summed in block order (group 0's straight
+  // into g, the others' into their worker's partial sums), and the shares are added to g
+  // in group order; a worker whose group is done waits for the groups before it. Threads
+  // share the groups.
+  // Adding a group's share costs a few passes over n_k (d_k + d_v) numbers, against
+  // 10 n_k d flops per query: with 512 queries per group it is lost in the noise of
+  // BM_backward on one thread, where smaller groups were measurably slower.
+  const Index blocks_per_group = std::max<Index>(1, 512 / block);
+  const Index groups = (blocks + blocks_per_group - 1) / blocks_per_group;
+  struct Scratch {
+    MatrixXd T;       // A^T, then dS^T  (column c: query i0 + c)
+    MatrixXd U;       // (dA)^T
+    MatrixXd dK, dV;  // the share of the worker's group (not group 0)
+  };
+  std::vector<Scratch> scratch;  // one per worker
+  for (int w = 0; w < parallel_workers(groups, threads); ++w)
+    scratch.push_back({MatrixXd(nk, block), MatrixXd(nk, block), MatrixXd(nk, K.cols()),
+                       MatrixXd(nk, V.cols())});
+  std::mutex turn_mutex;
+  std::condition_variable turn_changed;
+  Index shares_added = 0;  // groups whose share is in g
+  bool failed = false;     // a group threw: the others stop waiting
+  parallel_for(groups, threads, [&](Index group, int worker) {
+    auto& [T, U, share_dK, share_dV] = scratch[static_cast<std::size_t>(worker)];
+    MatrixXd& dK = group == 0 ? g.dK : share_dK.setZero();
+    MatrixXd& dV = group == 0 ? g.dV : share_dV.setZero();
+    const Index first = group * blocks_per_group;
+    try {
+      for (Index k = first; k < std::min(blocks, first + blocks_per_group); ++k) {
+        const Index i0 = k * block, b = std::min(block, nq - i0);
+        auto A = T.leftCols(b);
+        auto dA = U.leftCols(b);
+        const auto Qb = Q.middleRows(i0, b);
+        const auto dOb = dO.middleRows(i0, b);
+        // [attention-backward]
+        A.noalias() = scale * (K * Qb.transpose());  // recompute the scores S^T
+        if (masking == Masking::causal) mask_future(A, i0, 0);
+        for (Index c = 0; c < b; ++c) {  // weights A^T, column by column
+          fast_exp_shifted(A.col(c), A.col(c).maxCoeff());
+          A.col(c) /= A.col(c).sum();
+        }
+        dV.noalias() += A * dOb;             // dV = A^T dO
+        dA.noalias() = V * dOb.transpose();  // dA^T = V dO^T
+        // D: sum_k A dA, one number per query
+        const Eigen::RowVectorXd D = (A.array() * dA.array()).colwise().sum();
+        A.array() *= (dA.array().rowwise() - D.array());  // dS^T = A^T o (dA^T - D)
+        g.dQ.middleRows(i0, b).noalias() =
+            scale * (A.transpose() * K);   // dQ = dS K / sqrt(d)
+        dK.noalias() += scale * (A * Qb);  // dK = dS^T Q / sqrt(d)
+        // [attention-backward]
+      }
+    } catch (...) {
+      const std::lock_guard lock(turn_mutex);
+      failed = true;
+      turn_changed.notify_all();
+      throw;
     }
-    g.dV.noalias() += A * dOb;           // dV = A^T dO
-    dA.noalias() = V * dOb.transpose();  // dA^T = V dO^T
-    const Eigen::RowVectorXd D = (A.array() * dA.array()).colwise().sum();  // sum_k A dA
-    A.array() *= (dA.array().rowwise() - D.array());  // dS^T = A^T o (dA^T - D)
-    g.dQ.middleRows(i0, b).noalias() =
-        scale * (A.transpose() * K);     // dQ = dS K / sqrt(d)
-    g.dK.noalias() += scale * (A * Qb);  // dK = dS^T Q / sqrt(d)
-    // [attention-backward]
-  }
+    std::unique_lock lock(turn_mutex);
+    turn_changed.wait(lock, [&] { return shares_added == group || failed; });
+    if (failed) return;  // the group that threw reports it
+    if (group > 0) {
+      g.dK += dK;
+      g.dV += dV;
+    }
+    ++shares_added;
+    turn_changed.notify_all();
+  });
   return g;
 }
 

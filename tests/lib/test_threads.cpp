@@ -1,9 +1,10 @@
-// Library tests: the fast forward forms split their blocks of queries over threads, and
-// every thread count gives the same bits and the same errors as one thread; their kernel
-// gives attention()'s result at every edge of its blocks.
+// Library tests: the fast forward forms and the backward pass split their blocks of queries
+// over threads, and every thread count gives the same bits and the same errors as one thread;
+// the forward kernel gives attention()'s result at every edge of its blocks.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -177,6 +178,50 @@ TEST_SUITE("lib") {
     }
   }
 
+  TEST_CASE("attention_backward gives the same bits on 1, 2, 3 and 7 threads") {
+    // dK and dV sum over the blocks of queries; the extra shapes have more blocks than the
+    // backward pass's 8 groups (10 blocks of 64 queries for 2048 keys; 25 of 128), so
+    // groups of unequal sizes are shared by threads.
+    attn::Rng rng(26);
+    std::vector<Shape> backward_shapes(std::begin(shapes), std::end(shapes));
+    backward_shapes.push_back({600, 2048, 8, 4});
+    backward_shapes.push_back({3200, 3200, 4, 3});
+    for (const Shape& s : backward_shapes)
+      for (const auto masking : {attn::Masking::none, attn::Masking::causal}) {
+        if (masking == attn::Masking::causal && s.nq != s.nk) continue;
+        CAPTURE(s.nq);
+        CAPTURE(s.nk);
+        CAPTURE(static_cast<int>(masking));
+        const MatrixXd Q = attn::random_normal(s.nq, s.d, rng);
+        const MatrixXd K = attn::random_normal(s.nk, s.d, rng);
+        const MatrixXd V = attn::random_normal(s.nk, s.dv, rng);
+        const MatrixXd dO = attn::random_normal(s.nq, s.dv, rng);
+        const attn::AttentionGradients one =
+            attn::attention_backward(Q, K, V, dO, masking, 1);
+        // Not vacuous: the gradients written out with the whole matrix of weights A.
+        if (s.nq * s.nk <= 1000 * 1000) {
+          const MatrixXd mask =
+              masking == attn::Masking::causal ? future_masked(s.nq) : MatrixXd();
+          const MatrixXd A = attn::attention_weights(Q, K, mask);
+          const MatrixXd dA = dO * V.transpose();
+          const Eigen::VectorXd D = (A.array() * dA.array()).rowwise().sum();
+          const MatrixXd dS = A.array() * (dA.colwise() - D).array();
+          const double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
+          CHECK((one.dV - A.transpose() * dO).cwiseAbs().maxCoeff() <= 1e-12);
+          CHECK((one.dQ - scale * dS * K).cwiseAbs().maxCoeff() <= 1e-12);
+          CHECK((one.dK - scale * dS.transpose() * Q).cwiseAbs().maxCoeff() <= 1e-12);
+        }
+        for (const int t : thread_counts) {
+          CAPTURE(t);
+          const attn::AttentionGradients g =
+              attn::attention_backward(Q, K, V, dO, masking, t);
+          CHECK(differing(g.dQ, one.dQ) == 0);
+          CHECK(differing(g.dK, one.dK) == 0);
+          CHECK(differing(g.dV, one.dV) == 0);
+        }
+      }
+  }
+
   TEST_CASE("the default thread count gives the same bits as one thread") {
     attn::Rng rng(23);
     const MatrixXd Q = attn::random_normal(700, 8, rng),
@@ -186,6 +231,10 @@ TEST_SUITE("lib") {
                     attn::attention_row_blocks(Q, K, V, attn::Masking::none, 1)) == 0);
     CHECK(differing(attn::tiled_attention(Q, K, V, attn::Masking::causal),
                     attn::tiled_attention(Q, K, V, attn::Masking::causal, {}, 1)) == 0);
+    const MatrixXd dO = attn::random_normal(700, 8, rng);
+    CHECK(differing(attn::attention_backward(Q, K, V, dO).dK,
+                    attn::attention_backward(Q, K, V, dO, attn::Masking::none, 1).dK) ==
+          0);
   }
 
   TEST_CASE("invalid input throws the same std::invalid_argument on every thread count") {
@@ -198,9 +247,10 @@ TEST_SUITE("lib") {
     // Scores that overflow, found inside the workers: queries in several blocks of 32
     // (attention_row_blocks) and tiles of 64 (tiled_attention) meet one huge key, and every
     // thread count must name the first of them, row 150, as one thread does.
-    MatrixXd Qbig = Q, Kbig = K;
+    MatrixXd Qbig = Q, Kbig = K, Kneg = K;
     for (const Index i : {150, 151, 290, 299, 200}) Qbig.row(i).setConstant(1e160);
     Kbig.row(5).setConstant(1e160);
+    Kneg.row(5).setConstant(-1e160);  // scores of -inf, which must not pass for a mask
     struct Case {
       const char* what;
       MatrixXd Q, K, V;
@@ -214,6 +264,8 @@ TEST_SUITE("lib") {
          attn::Masking::causal},
         {"scores that overflow", Qbig, Kbig, V, attn::Masking::none},
         {"scores that overflow, causal", Qbig, Kbig, V, attn::Masking::causal},
+        {"scores that overflow to -inf", Qbig, Kneg, V, attn::Masking::none},
+        {"scores that overflow to -inf, causal", Qbig, Kneg, V, attn::Masking::causal},
     };
     for (const Case& c : cases) {
       CAPTURE(c.what);
@@ -240,6 +292,71 @@ TEST_SUITE("lib") {
     CHECK(message_of([&] {
             attn::tiled_attention(Qbig, Kbig, V, attn::Masking::none, {}, 7);
           }) == "tiled_attention: row 150 has an infinite score");
+    CHECK(message_of([&] {
+            attn::attention_row_blocks(Qbig, Kneg, V, attn::Masking::none, 7);
+          }) == "attention_row_blocks: row 150 has an infinite score");
+    CHECK(message_of([&] {
+            attn::tiled_attention(Qbig, Kneg, V, attn::Masking::causal, {}, 7);
+          }) == "tiled_attention: row 150 has an infinite score");
+  }
+
+  TEST_CASE("a score that overflows is an error in every fast form, as in attention()") {
+    // attention() computes every score, masked or not, and names the first row with one
+    // that is not finite. Finite entries of 1e300 make single scores of +inf or -inf (a
+    // -inf must not pass for a mask and get weight 0), or, when +inf and -inf meet in one
+    // dot product, NaN. The fast forms must name the same row, on every thread count.
+    attn::Rng rng(25);
+    const Index n = 300, d = 4;
+    const MatrixXd Q0 = attn::random_normal(n, d, rng),
+                   K0 = attn::random_normal(n, d, rng);
+    const MatrixXd V = attn::random_normal(n, 3, rng),
+                   dO = attn::random_normal(n, 3, rng);
+    const auto huge = [&](double x, double y) {
+      Eigen::RowVectorXd r = Eigen::RowVectorXd::Zero(d);
+      r(0) = x;
+      r(1) = y;
+      return r;
+    };
+    struct Case {
+      const char* what;
+      Index query, key;  // the first row with a score that is not finite, and its key
+      double q0, q1, k0, k1;
+      attn::Masking masking;
+    };
+    const Case cases[] = {
+        {"-inf", 170, 40, 1e300, 0, -1e300, 0, attn::Masking::none},
+        {"-inf, causal", 170, 40, 1e300, 0, -1e300, 0, attn::Masking::causal},
+        // Key 250 is hidden from query 170 by the mask; attention() still refuses.
+        {"-inf at a masked score", 170, 250, 1e300, 0, -1e300, 0, attn::Masking::causal},
+        {"+inf", 170, 40, 1e300, 0, 1e300, 0, attn::Masking::none},
+        {"NaN: +inf - inf", 170, 40, 1e300, 1e300, 1e300, -1e300, attn::Masking::none},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(std::string(c.what));
+      MatrixXd Q = Q0, K = K0;
+      Q.row(c.query) = huge(c.q0, c.q1);
+      Q.row(260) = huge(c.q0, c.q1);  // a later row, in a later block, overflows too
+      K.row(c.key) = huge(c.k0, c.k1);
+      const MatrixXd mask =
+          c.masking == attn::Masking::causal ? future_masked(n) : MatrixXd();
+      const std::string row = "row " + std::to_string(c.query) + " has an infinite score";
+      CHECK(message_of([&] { attn::attention(Q, K, V, mask); }) == "attention: " + row);
+      for (const int t : {1, 2, 3, 7}) {
+        CAPTURE(t);
+        CHECK(message_of([&] { attn::attention_row_blocks(Q, K, V, c.masking, t); }) ==
+              "attention_row_blocks: " + row);
+        CHECK(message_of([&] { attn::tiled_attention(Q, K, V, c.masking, {}, t); }) ==
+              "tiled_attention: " + row);
+        CHECK(message_of([&] {
+                attn::tiled_attention(Q, K, V, c.masking, {8, 5}, t);
+              }) == "tiled_attention: " + row);
+      }
+      for (const int t : {1, 2, 3, 7}) {
+        CAPTURE(t);
+        CHECK(message_of([&] { attn::attention_backward(Q, K, V, dO, c.masking, t); }) ==
+              "attention_backward: " + row);
+      }
+    }
   }
 
   TEST_CASE("a thread count below 1 is an error") {
@@ -249,6 +366,9 @@ TEST_SUITE("lib") {
                          std::invalid_argument);
     CHECK_THROWS_WITH_AS(attn::tiled_attention(X, X, X, attn::Masking::none, {}, -1),
                          "tiled_attention: threads must be >= 1 (got -1)",
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(attn::attention_backward(X, X, X, X, attn::Masking::none, 0),
+                         "attention_backward: threads must be >= 1 (got 0)",
                          std::invalid_argument);
   }
 }

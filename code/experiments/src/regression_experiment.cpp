@@ -1,17 +1,14 @@
 #include "experiments/regression_experiment.hpp"
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <exception>
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "attn/least_squares.hpp"
+#include "attn/parallel.hpp"
 #include "attn/random.hpp"
 
 namespace experiments {
@@ -109,36 +106,22 @@ std::vector<RunResult> run_experiment(const ExperimentConfig& c) {
     out.seconds = elapsed.count();
   };
 
-  // Runs are handed out one at a time; each writes only its own slot, and its numbers
-  // depend only on (seed, run), so neither the thread count nor the schedule changes them.
-  // With fewer runs than threads, each run's evaluations share the threads left over
-  // (worker w gets inner[w] threads); train() gives the same numbers for any count.
-  const int workers = std::min(c.threads, c.runs);
+  // Runs are handed out in order (attn::parallel_for()); each writes only its own slot,
+  // and its numbers depend only on (seed, run), so neither the thread count nor the
+  // schedule changes them, and a failing run reports the error of the lowest one. With
+  // fewer runs than threads, each run's evaluations share the threads left over (worker w
+  // gets inner[w] threads); train() gives the same numbers for any count.
+  const int workers = attn::parallel_workers(c.runs, c.threads);
   std::vector<int> inner(static_cast<std::size_t>(workers), c.threads / workers);
   for (int w = 0; w < c.threads % workers; ++w) ++inner[static_cast<std::size_t>(w)];
-  std::atomic<int> next{0};
   std::mutex report;
   int done = 0;
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(c.threads));
-  auto worker = [&](int w) {
-    try {
-      for (int r = next++; r < c.runs; r = next++) {
-        one_run(r, inner[static_cast<std::size_t>(w)]);
-        const std::lock_guard lock(report);
-        ++done;
-        if (c.on_run_done) c.on_run_done(done, c.runs);
-      }
-    } catch (...) {
-      errors[static_cast<std::size_t>(w)] = std::current_exception();
-      next = c.runs;  // stop the other workers early
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int w = 1; w < workers; ++w) pool.emplace_back(worker, w);
-  worker(0);
-  for (auto& t : pool) t.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  attn::parallel_for(c.runs, c.threads, [&](Index r, int w) {
+    one_run(static_cast<int>(r), inner[static_cast<std::size_t>(w)]);
+    const std::lock_guard lock(report);
+    ++done;
+    if (c.on_run_done) c.on_run_done(done, c.runs);
+  });
   return results;
 }
 

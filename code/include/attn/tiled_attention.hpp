@@ -13,13 +13,9 @@
 #include <Eigen/Dense>
 
 #include "attn/attention.hpp"
+#include "attn/parallel.hpp"  // available_threads()
 
 namespace attn {
-
-/// \brief The default thread count of the fast forward forms: the number of cores,
-/// `std::thread::hardware_concurrency()`, or 1 when it is unknown (and in a WebAssembly
-/// build without threads).
-int available_threads();
 
 /// \brief Softmax attention a block of queries at a time: the same numbers as attention()
 /// up to rounding, without the \f$ n_q \times n_k \f$ matrix of weights.
@@ -43,8 +39,9 @@ int available_threads();
 ///        alone). Each output row is computed by one thread with the same operations in the
 ///        same order, so the result is bit-identical for every thread count.
 /// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry of
-///         \f$ Q, K, V \f$, a score that overflows (the same error, naming the same first
-///         row, for every thread count), or `threads` below 1.
+///         \f$ Q, K, V \f$, a score that overflows to \f$ \pm\infty \f$ or NaN, masked or
+///         not, as in attention() (the same error, naming the same first row, for every
+///         thread count), or `threads` below 1.
 Eigen::MatrixXd attention_row_blocks(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                      const Eigen::Ref<const Eigen::MatrixXd>& K,
                                      const Eigen::Ref<const Eigen::MatrixXd>& V,
@@ -90,7 +87,8 @@ struct AttentionTiles {
 ///        alone). Each output row is computed by one thread with the same operations in the
 ///        same order, so the result is bit-identical for every thread count.
 /// \throws std::invalid_argument on mismatched shapes, tile sizes below 1, a NaN or
-///         infinite entry of \f$ Q, K, V \f$, a score that overflows (the same error,
+///         infinite entry of \f$ Q, K, V \f$, a score that overflows to
+///         \f$ \pm\infty \f$ or NaN, masked or not, as in attention() (the same error,
 ///         naming the same first row, for every thread count), or `threads` below 1.
 Eigen::MatrixXd tiled_attention(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                 const Eigen::Ref<const Eigen::MatrixXd>& K,
@@ -116,16 +114,39 @@ struct AttentionGradients {
 ///   dQ = dS\,K/\sqrt{d_k}, \quad dK = dS^\top Q/\sqrt{d_k} .
 /// \f]
 /// The weights are recomputed a block of queries at a time (attention_row_block()), so
-/// memory is \f$ O((n_q + n_k)\,d) \f$ plus one block. Flops: \f$ 2 n_q n_k d \f$ for each of
-/// the five products (the recomputed scores and the four above), \f$ n_q n_k \f$
+/// no \f$ n_q \times n_k \f$ matrix is stored. Flops: \f$ 2 n_q n_k d \f$ for each of the
+/// five products (the recomputed scores and the four above), \f$ n_q n_k \f$
 /// exponentials.
-/// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry, or a
-///         score that overflows.
+///
+/// Threads: each block's rows of \f$ dQ \f$ are computed whole by one thread, but
+/// \f$ dK \f$ and \f$ dV \f$ are sums over all the blocks, and a sum's rounding depends on
+/// its order. So the order is fixed, whatever `threads` is: the blocks form groups of about
+/// 512 consecutive queries; each group sums its blocks in order (the first group straight
+/// into the result, the others into their thread's partial sums), and the groups' sums are
+/// added to the result in group order (a thread whose group is done waits for the groups
+/// before it). The threads share the groups, so the result is bit-identical for every
+/// thread count; up to about 512 queries run on one thread. Memory:
+/// \f$ O((n_q + n_k)\,d) \f$, namely the inputs and gradients and, per thread, one block of
+/// \f$ 2 n_k B \f$ numbers and partial sums of \f$ n_k (d_k + d_v) \f$.
+///
+/// \param Q queries, \f$ n_q \times d_k \f$ (one per row).
+/// \param K keys, \f$ n_k \times d_k \f$.
+/// \param V values, \f$ n_k \times d_v \f$.
+/// \param dO \f$ \partial L / \partial O \f$, \f$ n_q \times d_v \f$.
+/// \param masking Masking::causal lets query \f$ i \f$ see keys \f$ j \le i \f$ only
+///        (needs \f$ n_q = n_k \f$).
+/// \param threads threads to share the groups of queries (available_threads() by default;
+///        at most one per group).
+/// \throws std::invalid_argument on mismatched shapes, a NaN or infinite entry, a score
+///         that overflows to \f$ \pm\infty \f$ or NaN, masked or not, as in attention()
+///         (the same error, naming the same first row, for every thread count), or
+///         `threads` below 1.
 AttentionGradients attention_backward(const Eigen::Ref<const Eigen::MatrixXd>& Q,
                                       const Eigen::Ref<const Eigen::MatrixXd>& K,
                                       const Eigen::Ref<const Eigen::MatrixXd>& V,
                                       const Eigen::Ref<const Eigen::MatrixXd>& dO,
-                                      Masking masking = Masking::none);
+                                      Masking masking = Masking::none,
+                                      int threads = available_threads());
 
 /// \brief Queries per block in attention_backward() for \f$ n_k \f$ keys: a multiple of 8
 /// chosen so that the block of scores, \f$ n_k \times B \f$ doubles, takes about 1 MiB (a

@@ -68,7 +68,8 @@ struct RunResult {
 // bit-for-bit the same for any number of threads.
 // \throws std::invalid_argument unless 1 <= d <= n, runs >= 1,
 //         iterations >= 0, threads >= 1, Adam's settings are valid, and
-//         the inputs and features have the shapes above.
+//         the inputs and features have the shapes above. If runs fail, the error of the
+//         lowest failing run, as on one thread (runs are shared by attn::parallel_for()).
 std::vector<RunResult> run_experiment(const ExperimentConfig& config);
 
 }  // namespace experiments
