@@ -18,10 +18,10 @@ plot in skip 1 using 1:3:4 with filledcurves lc rgb "#2471a3" title "10–90% of
 set logscale y 10
 set format y "10^{%L}"
 set yrange [rounding / 30:1]
-set key bottom left
+set key at graph 0.02, graph 0.5 left Left reverse samplen 1.5
 set title "Jacobian norm ||J||_2 (the gradient)"
 set arrow from graph 0, first rounding to graph 1, first rounding nohead dt 3 lc rgb "#555555"
-set label "rounding level" at graph 0.97, first rounding * 8 right tc rgb "#555555"
+set label "rounding level" at graph 0.03, first rounding * 8 left tc rgb "#555555"
 plot in skip 1 using 1:6:7 with filledcurves lc rgb "#c0392b" title "10–90% of draws", \
      in skip 1 using 1:5 with lines lw 2 lc rgb "#c0392b" title "median"
 unset multiplot

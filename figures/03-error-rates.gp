@@ -25,7 +25,7 @@ set title "h = id: every run reaches least squares"
 set arrow from -0.5,1e-4 to configs - 0.5,1e-4 nohead dt 2 lc rgb "#888888"
 set label "source's threshold 10^{-4}" at configs - 0.55,2.6e-4 right tc rgb "#888888"
 set arrow from -0.5,rounding to configs - 0.5,rounding nohead dt 3 lc rgb "#555555"
-set label sprintf("rounding level 10^{%d}: a rate below it is drawn on it", int(floor(log10(rounding) + 0.5))) at configs - 0.55,rounding*8 right tc rgb "#555555"
+set label (narrow ? "rounding level" : sprintf("rounding level 10^{%d}: a rate below it is drawn on it", int(floor(log10(rounding) + 0.5)))) at configs - 0.55,rounding*8 right tc rgb "#555555"
 # Runs spread sideways around their configuration; one tic label per configuration.
 plot in skip 1 using ($1 + ($2 - mid) * 0.04):3:xtic($2 == 0 ? strcol(4) : "") \
      with points pt 7 ps 0.8 lc rgb "#2471a3"
