@@ -1,5 +1,6 @@
 # Error rate |β_eq − β_LS| / |β_LS| of the trained h = id system, one point per run and configuration.
 # Data: in = CSV with config (0, 1, ...), run, error_rate, label (from ch03).
+# Variables: rounding = the rounding level (harness::rounding_floor): a rate below it is drawn on it.
 if (!exists("narrow")) narrow = 0  # 1: drawn for a phone, 360 px wide, the key below
 set terminal svg size (narrow ? 360 : 800),(narrow ? 420 : 500) font (narrow ? "DejaVu Sans,15" : "DejaVu Sans,14") background rgb "white"
 set output out
@@ -23,6 +24,8 @@ set key off
 set title "h = id: every run reaches least squares"
 set arrow from -0.5,1e-4 to configs - 0.5,1e-4 nohead dt 2 lc rgb "#888888"
 set label "source's threshold 10^{-4}" at configs - 0.55,2.6e-4 right tc rgb "#888888"
+set arrow from -0.5,rounding to configs - 0.5,rounding nohead dt 3 lc rgb "#555555"
+set label (narrow ? "rounding level" : sprintf("rounding level 10^{%d}: a rate below it is drawn on it", int(floor(log10(rounding) + 0.5)))) at configs - 0.55,rounding*8 right tc rgb "#555555"
 # Runs spread sideways around their configuration; one tic label per configuration.
 plot in skip 1 using ($1 + ($2 - mid) * 0.04):3:xtic($2 == 0 ? strcol(4) : "") \
      with points pt 7 ps 0.8 lc rgb "#2471a3"

@@ -5,7 +5,9 @@
 #   04-prediction-error   held-out mean squared error against c (log-log)
 # Data: in = CSV with c, change_{ls,id,softmax,whitened}, mse_{ls,id,softmax,whitened},
 # entropy_{softmax,whitened}, change_layernorm, layernorm_formula (from ch04); logn = log n;
-# slope = the fitted slope of the h = id change for c ≥ 10; eps = LayerNorm's epsilon.
+# slope = the fitted slope of the h = id change for c ≥ 10; eps = LayerNorm's epsilon;
+# rounding = the rounding level (harness::rounding_floor), where the program put every change
+# below it.
 if (!exists("narrow")) narrow = 0  # 1: drawn for a phone, 360 px wide, the key below
 set terminal svg size (narrow ? 360 : 800),(narrow ? 560 : 500) font (narrow ? "DejaVu Sans,15" : "DejaVu Sans,14") background rgb "white"
 set output out
@@ -16,10 +18,8 @@ if (narrow) { set xtics 100 }  # every other decade: room for the labels
 set xlabel "unit factor c" . (narrow ? "\n" : " ") . "(numbers × c: 10^3 = mA, 10^{-3} = kA)"
 set grid lc rgb "#dddddd"
 blue = "#2471a3"; red = "#c0392b"; green = "#1e8449"; orange = "#d68910"; purple = "#7d3c98"
-floor = 1e-17   # a log axis cannot show 0: exact invariance is drawn at this floor
-clamp(v) = v > floor ? v : floor
 # The change at c = 1 is 0 by definition (the reference itself): not drawn.
-change(c, v) = c == 1 ? 1/0 : clamp(v)
+change(c, v) = c == 1 ? 1/0 : v
 # eps as the key shows it: 10^{k} for a power of ten, else as a number.
 k = int(floor(log10(eps) + 0.5))
 epsilon = abs(eps / 10.0**k - 1) < 1e-9 ? sprintf("10^{%d}", k) : sprintf("%g", eps)
@@ -40,7 +40,9 @@ if (which eq "04-entropy") {
 if (which eq "04-prediction-change") {
   set logscale y 10
   set format y "10^{%L}"
-  set yrange [floor / 3:1e16]
+  set yrange [rounding / 30:1e16]
+  set arrow from graph 0, first rounding to graph 1, first rounding nohead dt 3 lc rgb "#555555"
+  set label "rounding level" at graph 0.97, first rounding * 8 right tc rgb "#555555"
   set ylabel "||ŷ(c) − ŷ(1)|| / ||ŷ(1)||"
   set title "Which predictions depend" . (narrow ? "\n" : " ") . "on the unit of x?"
   set key top left

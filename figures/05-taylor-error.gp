@@ -1,12 +1,13 @@
 # Taylor truncation error |e^t - T_p(t)| against the order p, with the Lagrange bound.
 # Data: in = CSV with p, then err/bound pairs for t = -4, -1, 1, 4 (from ch05).
+# Variables: rounding (harness::rounding_floor): an error below rounding * e^|t| is drawn there.
 if (!exists("narrow")) narrow = 0  # 1: drawn for a phone, 360 px wide, the key below
 set terminal svg size (narrow ? 360 : 800),(narrow ? 560 : 480) font (narrow ? "DejaVu Sans,15" : "DejaVu Sans,14") background rgb "white"
 set output out
 set datafile separator ","
 set logscale y 10
 set format y "10^{%L}"
-set yrange [1e-17:1e3]
+set yrange [1e-14:1e3]
 set xrange [0:20]
 set xlabel "order p"
 set ylabel "|e^t − T_p(t)|"
@@ -22,4 +23,4 @@ plot in skip 1 using 1:($2 > 0 ? $2 : NaN) with points pt 7 ps 0.7 lc rgb "#c039
      in skip 1 using 1:7 with lines dt 2 lc rgb "#27ae60" notitle, \
      in skip 1 using 1:($8 > 0 ? $8 : NaN) with points pt 11 ps 0.8 lc rgb "#2471a3" title "t = 4", \
      in skip 1 using 1:9 with lines dt 2 lc rgb "#2471a3" notitle, \
-     2.2e-16 * exp(4) with lines dt 3 lc rgb "#888888" title "rounding of e^4"
+     rounding * exp(1) with lines dt 3 lc rgb "#888888" title "rounding level, |t| = 1"

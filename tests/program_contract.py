@@ -3,7 +3,7 @@
 from outside, one table of cases run against each program.
 
 usage: program_contract.py BINARY [--quick-args ARGS] [--slow-args ARGS] [--bad 'ARGS' OPTION]...
-                           [--exercise NN.M]...
+                           [--exercise NN.M]... [--steady-figure NAME]...
 
 --exercise: an exercise whose code the program runs and this test grades (the student copy).
 A run that ends with exit code 3 because some sections wait for OTHER exercises (results.json's
@@ -25,6 +25,11 @@ Runs (--quick, or ARGS of --quick-args):
   10, and a different seed gives a different results.json); the second run of the same seed
   runs as on a machine whose caches Eigen finds smaller, and must still agree bit for bit;
 - output.txt holds no nan or inf;
+- each --steady-figure NAME (a committed figure, figures/NAME.svg) is drawn the same when every
+  result moves by rounding (the run rounds upward, as another CPU, compiler or order of a sum
+  moves the last bits): no number of the SVG (a coordinate, a colour) moves by more than
+  SVG_TOLERANCE, nothing appears or goes. A
+  value at rounding level must be drawn at harness::rounding_floor, which no machine can move;
 - a slow run (ARGS of --slow-args) stopped by SIGINT or SIGTERM (SIGINT also to a run started
   with SIGINT ignored, as a script's background job is) ends by that signal and leaves
   the earlier complete set in --out byte for byte, with nothing new beside it;
@@ -72,6 +77,11 @@ def background_job():
 
 # The cache sizes (bytes) of another machine, as Eigen would detect them: 32 KiB, 256 KiB, 8 MiB.
 OTHER_MACHINE = {"BOOK_TEST_DETECTED_CACHE_SIZES": "32768,262144,8388608"}
+# Every result moved by rounding (harness/cli.cpp rounds upward instead of to nearest).
+ROUNDED_UPWARD = {"BOOK_TEST_ROUND_UPWARD": "1"}
+# An SVG coordinate may cross one of gnuplot's 0.01 px steps, a colour one of its 255 steps, a
+# trained curve move a little; a value set by rounding moves by pixels, or appears or goes.
+SVG_TOLERANCE = 1.0
 OUTPUT_KEPT = 1 << 20  # bytes of a run's stdout and stderr read back (a --help is 2 KiB)
 OUTPUT_FILE_LIMIT = 64 << 20  # a run that prints more is stopped (SIGXFSZ)
 
@@ -134,6 +144,22 @@ def reproducible_text(out):
         return "".join(line for line in f if not line.lstrip().startswith('"time_'))
 
 
+def svg_moves(a, b):
+    """How SVG text b differs from a beyond SVG_TOLERANCE (a description), or None."""
+    number = r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
+    pa, pb = re.split(number, a), re.split(number, b)
+    if len(pa) != len(pb):
+        return f"{abs(len(pa) - len(pb)) // 2} numbers more or fewer"
+    for i, (x, y) in enumerate(zip(pa, pb)):
+        if x == y:
+            continue
+        if i % 2 == 0:  # text between numbers
+            return f"text {x[:40]!r} became {y[:40]!r}"
+        if abs(float(x) - float(y)) > SVG_TOLERANCE:
+            return f"{x} became {y}"
+    return None
+
+
 def one_line_naming(r, option, what):
     lines = r.stderr.strip().splitlines()
     check(len(lines) == 1 and option in lines[0],
@@ -148,9 +174,9 @@ def usage_error_case(binary, args, option, what, cwd=None):
 
 
 class Contract:
-    def __init__(self, binary, quick, slow, bad_cases, tmp, exercises=()):
+    def __init__(self, binary, quick, slow, bad_cases, tmp, exercises=(), steady_figures=()):
         self.binary, self.quick, self.slow, self.bad_cases, self.tmp = binary, quick, slow, bad_cases, tmp
-        self.exercises = exercises
+        self.exercises, self.steady_figures = exercises, steady_figures
         self.reference = None  # --out of a complete --quick --seed 7 run
 
     def dir(self, name):
@@ -266,6 +292,25 @@ class Contract:
         if a and c:
             check(reproducible_text(a) != reproducible_text(c), "other seed: different results.json")
 
+    def figures_free_of_rounding(self):
+        if not self.steady_figures or not self.reference or not shutil.which("gnuplot"):
+            return
+        out = os.path.join(self.dir("rounded"), "d")
+        r = run(self.binary, self.quick + ["--seed", "7", "--out", out], env=ROUNDED_UPWARD)
+        ok = self.completed(r, out)
+        check(ok, "a run that rounds upward completes "
+              f"(exit code {r.returncode}, stderr: {r.stderr.strip()[:300]!r})")
+        if not ok:
+            return
+        for name in self.steady_figures:
+            drawn = []
+            for d in (self.reference, out):
+                path = os.path.join(d, name + ".svg")
+                drawn.append(open(path, encoding="utf-8").read() if os.path.isfile(path) else "")
+            moved = svg_moves(*drawn) if all(drawn) else "not drawn"
+            check(moved is None, f"{name}.svg is drawn the same when every result moves by "
+                  f"rounding (a value at rounding level goes on harness::rounding_floor): {moved}")
+
     def completed(self, r, out):
         """Whether run `r` wrote its output set in `out`: exit code 0, or 3 with sections that
         wait only for exercises other than this test's own."""
@@ -372,7 +417,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     binary, quick, slow, bad_cases = os.path.abspath(argv[0]), ["--quick"], [], []
-    exercises = []
+    exercises, steady_figures = [], []
     i = 1
     while i < len(argv):
         if argv[i] in ("--quick-args", "--slow-args") and i + 1 < len(argv):
@@ -385,6 +430,9 @@ def main():
         elif argv[i] == "--exercise" and i + 1 < len(argv):
             exercises.append(argv[i + 1])
             i += 2
+        elif argv[i] == "--steady-figure" and i + 1 < len(argv):
+            steady_figures.append(argv[i + 1])
+            i += 2
         elif argv[i] == "--bad" and i + 2 < len(argv):
             bad_cases.append((argv[i + 1], argv[i + 2]))
             i += 3
@@ -394,9 +442,9 @@ def main():
 
     start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
-        c = Contract(binary, quick, slow, bad_cases, tmp, exercises)
+        c = Contract(binary, quick, slow, bad_cases, tmp, exercises, steady_figures)
         for case in [c.help, c.bad_arguments, c.out_without_value, c.out_not_an_output_set,
-                     c.same_seed_same_results, c.interrupted, c.full_filesystem, c.no_leftovers]:
+                     c.same_seed_same_results, c.figures_free_of_rounding, c.interrupted, c.full_filesystem, c.no_leftovers]:
             case()
     print(f"{len(failures)} failure(s), {time.monotonic() - start:.1f} s")
 

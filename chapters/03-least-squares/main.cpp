@@ -14,8 +14,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <cmath>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -306,9 +306,10 @@ void experiments(const Options& o, const std::vector<std::pair<Index, Index>>& c
       const auto errors = each(id, [](auto& run) { return *run.error_rate; });
       const auto excess =
           each(id, [](auto& run) { return run.loss.back() / run.ls_loss - 1; });
+      // The figure draws a rate at rounding level on the floor (harness::rounding_floor).
       for (std::size_t k = 0; k < errors.size(); ++k)
-        error_rows.push_back(
-            {double(ci), double(k), errors[k], fmt::format("{} × {}", n, d)});
+        error_rows.push_back({double(ci), double(k), harness::at_least_rounding_floor(errors[k]),
+                              fmt::format("{} × {}", n, d)});
       const ch03::Found found = ch03::what_training_found(id, o.common.seed, n, d);
       r.say(
           "     h = id:      error rate |beta_eq - beta_LS|/|beta_LS| max {:.1e}, "
@@ -368,7 +369,8 @@ void experiments(const Options& o, const std::vector<std::pair<Index, Index>>& c
     r.put("id_final_loss_over_ls_minus_1_max", std::ranges::max(excess_all));
     harness::write_csv(out / "03-error-rates.csv",
                        {"config", "run", "error_rate", "label"}, error_rows);
-    harness::render_figure(out, "03-error-rates");
+    harness::render_figure(out, "03-error-rates", "",
+                           fmt::format("rounding={:g}", harness::rounding_floor));
   }
   r.put("time_experiments_seconds", total_seconds);
   r.put("time_threads", o.threads);

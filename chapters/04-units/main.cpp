@@ -144,12 +144,17 @@ void sweep(const Options& o, const ch04::UnitsProblem& p,
     harness::progress(
         k < K ? fmt::format("unit sweep: c = {:.1e} ({}/{})", c, k + 1, K) : "");
   });
+  // The figures draw a relative change at rounding level on the floor (harness::rounding_floor):
+  // below it the digits change with the CPU. results.json keeps the values themselves.
+  MatrixXd drawn = t;
+  for (const int col : {change + 0, change + 1, change + 2, change + 3, int(layernorm)})
+    drawn.col(col) = drawn.col(col).unaryExpr(&harness::at_least_rounding_floor);
   harness::write_csv(
       out / "04-unit-sweep.csv",
       {"c", "change_ls", "change_id", "change_softmax", "change_whitened", "mse_ls",
        "mse_id", "mse_softmax", "mse_whitened", "entropy_softmax", "entropy_whitened",
        "change_layernorm", "layernorm_formula"},
-      t);
+      drawn);
   r.say(
       "3. Sweep of the unit over c = 1e-{} .. 1e{} ({} points)\n"
       "   largest relative change: least squares {:.1e}, whitened softmax attention "
@@ -213,8 +218,8 @@ void sweep(const Options& o, const ch04::UnitsProblem& p,
         out, figure, "04-unit-sweep",
         // gnuplot runs in the output directory: the file name alone, whatever --out is.
         fmt::format("in='04-unit-sweep.csv'; which='{}'; logn={:.17g}; slope={:.17g}; "
-                    "eps={:.17g}",
-                    figure, std::log(double(o.n)), slope, o.eps));
+                    "eps={:.17g}; rounding={:g}",
+                    figure, std::log(double(o.n)), slope, o.eps, harness::rounding_floor));
 }
 
 // 5. Chapter 03's training experiment with the currents in A, in mA and in kA.

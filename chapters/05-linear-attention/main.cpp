@@ -103,11 +103,20 @@ void taylor(const Options& o, attn::Rng& rng, const fs::path& out, Report& repor
       [](const MatrixXd& X, int p) { return attn::taylor_features(X, p); },
       attn::taylor_exp, "taylor_dim_p");
 
-  const ch05::TaylorErrors errors = ch05::taylor_errors({-4, -1, 1, 4});
+  const std::vector<double> ts = {-4, -1, 1, 4};
+  const ch05::TaylorErrors errors = ch05::taylor_errors(ts);
+  // The figure draws an error at rounding level on the floor (harness::rounding_floor), here
+  // relative to e^|t|, the largest term of the sum: below it the digits change with the CPU.
+  MatrixXd drawn = errors.table;
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    const double scale = std::exp(std::abs(ts[i]));
+    drawn.col(1 + 2 * Index(i)) = (drawn.col(1 + 2 * Index(i)) / scale)
+                                      .unaryExpr(&harness::at_least_rounding_floor) * scale;
+  }
   plot(out, "05-taylor-error",
        {"p", "err_m4", "bound_m4", "err_m1", "bound_m1", "err_1", "bound_1", "err_4",
         "bound_4"},
-       errors.table);
+       drawn, fmt::format("rounding={:g}", harness::rounding_floor));
   report.say(
       "   |e^t - T_p(t)| / Lagrange bound <= {:.3f} for t in {{-4, -1, 1, 4}}, p <= 20\n"
       "   |e^4 - T_p(4)|:",
@@ -343,11 +352,17 @@ void rank(const Options& o, attn::Rng& rng, const fs::path& out, Report& report)
       report.put("rank_softmax_saturated", k.rank_saturated));
   harness::write_csv(out / "05-rank-scale.csv",
                      {"scale", "rank_1e10", "rank_1e6", "favourites"}, by_scale);
+  // The figure draws a singular value at rounding level on the floor (harness::rounding_floor):
+  // those beyond the rank r are zero but for rounding, and their digits change with the CPU.
+  const auto floored = [](const VectorXd& s) {
+    return VectorXd((s / s(0)).unaryExpr(&harness::at_least_rounding_floor));
+  };
   MatrixXd spectra(n, 4);
-  spectra << VectorXd::LinSpaced(n, 1, double(n)), sA / sA(0), s16 / s16(0), sr / sr(0);
+  spectra << VectorXd::LinSpaced(n, 1, double(n)), floored(sA), floored(s16), floored(sr);
   plot(out, "05-spectra",
        {"index", "softmax", key("linear_r", r_small), key("linear_r", r_big)}, spectra,
-       fmt::format("in2='05-rank-scale.csv';r_small={};r_big={}", r_small, r_big));
+       fmt::format("in2='05-rank-scale.csv';r_small={};r_big={};rounding={:g}", r_small, r_big,
+                   harness::rounding_floor));
 }
 
 // 7 (README section 8). Time per call: softmax attention O(n^2 d_k) against linear

@@ -187,6 +187,19 @@ void finish_program(const std::filesystem::path& dir, const Results& results,
 void finish_program(const std::filesystem::path& dir, const Report& report,
                     const std::string& note = "");
 
+/// The rounding level of a figure, relative to the largest value of its kind (the first
+/// singular value, the size of the answer): below it a value is zero but for rounding, and its
+/// digits change with the CPU, the compiler and the order of each sum. A figure draws such a
+/// value at this floor, labelled "rounding level", so that no machine can move it; the
+/// program's results.json keeps the value itself. 1e-13 is about 450 machine epsilons, far
+/// below every value that is not rounding in the figures that use it.
+inline constexpr double rounding_floor = 1e-13;
+
+/// `relative` (a value over its figure's scale), or rounding_floor if it is smaller.
+inline double at_least_rounding_floor(double relative) {
+  return relative < rounding_floor ? rounding_floor : relative;
+}
+
 /// Renders `figures/<script>.gp` with gnuplot: reads `<dir>/<name>.csv`, writes
 /// `<dir>/<name>.svg`. gnuplot runs in `dir` and is given the file names only, so any
 /// directory name works.
