@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "attn/attention.hpp"
+#include "attn/parallel.hpp"
 #include "attn/random.hpp"
 #include "attn/softmax.hpp"
 #include "attn/tiled_attention.hpp"
@@ -181,6 +182,14 @@ void thread_counts(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_forward_threads)->Apply(thread_counts);
 BENCHMARK(BM_tiled_threads)->Apply(thread_counts);
+
+// What a threaded call pays before any work: attn::parallel_for() starts its helper threads
+// anew on every call (no pool waits between calls, as OpenMP's threads do for PyTorch) and
+// joins them at the end. Two indices of nothing on two threads: one helper started and joined.
+void BM_parallel_for_start(benchmark::State& state) {
+  for (auto _ : state) attn::parallel_for(2, 2, [](Eigen::Index, int) {});
+}
+BENCHMARK(BM_parallel_for_start)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 void BM_softmax_rows(benchmark::State& state) {
   const Index n = state.range(0);

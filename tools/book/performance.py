@@ -109,11 +109,12 @@ def sdpa_key(n, d, causal):  # as bench/peers/sdpa.py keys its summary
     return f"{'causal' if causal else 'none'}/d{d}/N{n}"
 
 
-def sdpa_section(rates, sdpa, peak):
+def sdpa_section(rates, sdpa, peak, thread_start=None):
     """The book's faster fast form against PyTorch 2's scaled_dot_product_attention, a table per
     (mask, d), and, in words, every shape where the book is not ahead: below 1.0x on one
     thread, at or below 1.0x on two. `rates` from threaded_rates(), `sdpa` the JSON of
-    bench/peers/sdpa.py or None, `peak` {threads: FMA peak GFLOP/s or None}."""
+    bench/peers/sdpa.py or None, `peak` {threads: FMA peak GFLOP/s or None}, `thread_start`
+    the seconds parallel_for() takes to start and join one helper (BM_parallel_for_start)."""
     if sdpa is None:
         return ("**Against PyTorch 2's fused attention**: not measured in this run (its Debian 13 "
                 "tree is made and entered by `./book bench` run as root; the run's output says "
@@ -154,7 +155,9 @@ def sdpa_section(rates, sdpa, peak):
             if b1 is not None and t1 is not None and b1 / t1 < 1.0:
                 behind_1.setdefault(group, []).append(f"N = {n} ({times(b1, t1, 3)})")
             if b2 is not None and t2 is not None and b2 / t2 <= 1.0:
-                behind_2.setdefault(group, []).append(f"N = {n} ({times(b2, t2, 3)})")
+                call = (2.0 * n * (n + 1) * d if causal else 4.0 * n * n * d) / (b2 * 1e9)
+                behind_2.setdefault(group, []).append(
+                    f"N = {n} ({times(b2, t2, 3)}; a call takes {call * 1e3:.2g} ms)")
             lines.append(
                 f"| {n} | {num(b1)}{f' ({FORMS[f1]})' if f1 else ''} | {num(t1)} "
                 f"| {times(b1, t1)} | {num(b2)}{f' ({FORMS[f2]})' if f2 else ''} | {num(t2)} "
@@ -171,6 +174,13 @@ def sdpa_section(rates, sdpa, peak):
                    + "; "
                    + (f"on two threads it is at or below 1.0× at {where(behind_2)}"
                       if behind_2 else "on two threads it is above 1.0× on every shape") + ".")
+        if behind_2 and thread_start is not None:
+            verdict += (" On two threads each call of the book's forms starts its helper thread "
+                        "anew and joins it at the end (`attn::parallel_for` keeps no pool of "
+                        "threads between calls, where SDPA's OpenMP threads wait for the next "
+                        f"call): {thread_start * 1e6:.3g} µs per call on this machine "
+                        "(`BM_parallel_for_start`, one helper started and joined around no "
+                        "work), which weighs most on the shortest calls.")
     else:
         verdict = (f"In this run the book is at or above 1.0× of {torch}'s SDPA on one thread "
                    "and above 1.0× on two, on every shape measured.")
@@ -252,7 +262,11 @@ def main(json_dir):
     # queries), beside PyTorch 2's fused attention, and beside the plain formula in PyTorch
     # and NumPy from Debian 12, on the same machine in the same run.
     rates = threaded_rates(rows)
-    sdpa_text = sdpa_section(rates, load_optional(json_dir / "peers-sdpa.json"), peak)
+    start = rows.get("BM_parallel_for_start/real_time")  # wall time: the helper's own
+    thread_start = (start["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3}[start["time_unit"]]
+                    if start else None)
+    sdpa_text = sdpa_section(rates, load_optional(json_dir / "peers-sdpa.json"), peak,
+                             thread_start)
     peers_att = load_optional(json_dir / "peers-attention.json")
     summary = peers_att["summary"] if peers_att else {}
     torch_plain = (f"PyTorch {peers_att['context'].get('torch_version', '?')}"
