@@ -134,7 +134,8 @@ def sdpa_section(rates, sdpa, peak, thread_start=None):
             return "—"
         busy = summary.get(key, {}).get("threads_busy", {}).get(sdpa_key(n, d, causal))
         cpu = summary.get(key, {}).get("cpu_per_wall", {}).get(sdpa_key(n, d, causal))
-        return f"{num(busy, 'd')} · {num(cpu, '.2f')}"
+        # 0: no thread was charged a clock tick during the calls, so nothing was seen
+        return f"{num(busy, 'd') if busy else '—'} · {num(cpu, '.2f')}"
     shapes = sorted({(causal, d, n) for (_, n, d, causal, _) in rates})
     tables, behind_1, behind_2 = [], {}, {}  # (mask, d) -> ["N = 256 (0.93×)", ...]
     for causal, d in sorted({(causal, d) for causal, d, _ in shapes}):
