@@ -1,6 +1,7 @@
 #include "ch02.hpp"
 
 #include <algorithm>
+#include <cfenv>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -205,6 +206,15 @@ RateFit consistency(const std::vector<Index>& ns, Index replicates, double noise
 
 NearestLimit nearest_limit(const MatrixXd& q, const MatrixXd& X, const MatrixXd& Y,
                            double per_unit) {
+  // The limit is a fact of double arithmetic with its default rounding, to nearest: rounding
+  // upward (the contract test runs every program so once) e^{-s} never underflows to 0, and
+  // the estimate never becomes the nearest label exactly. Computed to nearest whatever the
+  // caller's mode, which is restored on return.
+  struct ToNearest {
+    const int saved = std::fegetround();
+    ToNearest() { std::fesetround(FE_TONEAREST); }
+    ~ToNearest() { std::fesetround(saved); }
+  } to_nearest;
   const VectorXd D = attn::squared_distances(q, X).row(0).transpose();
   Index a = 0, b = 0;
   D.minCoeff(&a);
@@ -221,7 +231,11 @@ NearestLimit nearest_limit(const MatrixXd& q, const MatrixXd& X, const MatrixXd&
   // From a grid point where the estimate is exact (at the latest where every other weight
   // has underflowed, s > 746), down to the first one where it is not.
   auto k = static_cast<Index>(48 * per_unit);
-  while (!exact(double(k) / per_unit)) k *= 2;
+  while (!exact(double(k) / per_unit)) {
+    if (double(k) / per_unit > 4096)  // past e^{-2048} = 0: exact by now, or never
+      throw std::logic_error("nearest_limit: the estimate never becomes the nearest label");
+    k *= 2;
+  }
   while (k > 1 && exact(double(k - 1) / per_unit)) --k;
   NearestLimit limit;
   limit.exact_from = double(k) / per_unit;
