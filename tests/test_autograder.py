@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import platforms
 from book.build import ROOT
@@ -99,18 +100,17 @@ def grade(bundle, submission, results, *extra, limits=None, what="", env=None, t
     """(completed process, results.json as a dict or None, its bytes); with `limits` (a
     platform's name), run inside that platform's cgroup, time and peak memory recorded."""
     groups = cgroup(limits) if limits else None
-
-    def enter():
-        for d in groups or []:
-            write(d, "tasks", os.getpid())
     if groups:
         oom_kills = read_oom_kills(groups[0])
     rss_file = os.path.join(os.path.dirname(results), "max-rss-" + os.path.basename(results))
+    # A shell puts itself into the cgroup, then becomes the grading: no preexec_fn, which is
+    # not safe while another thread grades beside this one.
+    enter = "".join(f'echo $$ > "{d}/tasks" && ' for d in groups or [])
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-c", RSS_PROBE, rss_file,
-                        os.path.join(bundle, "run_autograder"), "--submission", submission,
-                        "--results", results, *extra], capture_output=True, text=True,
-                       preexec_fn=enter, env=dict(os.environ, **(env or {})))
+    r = subprocess.run(["sh", "-c", enter + 'exec "$@"', "sh", sys.executable, "-c", RSS_PROBE,
+                        rss_file, os.path.join(bundle, "run_autograder"), "--submission",
+                        submission, "--results", results, *extra], capture_output=True,
+                       text=True, env=dict(os.environ, **(env or {})))
     seconds = time.monotonic() - t0
     if groups:
         with open(rss_file) as f:
@@ -124,11 +124,21 @@ def grade(bundle, submission, results, *extra, limits=None, what="", env=None, t
               f"limits, within half the timeout ({timeout} s)")
         print(f"     ({what}: {seconds:.1f} s under {limits}'s limits; the largest process "
               f"peaked at {peak:.0f} MiB; {killed} processes killed for lack of memory)")
+    else:
+        print(f"     ({what}: {seconds:.1f} s, no limits)")
     path = os.path.join(results, "results.json")
     raw = open(path, "rb").read() if os.path.isfile(path) else None
     if r.returncode != 0 or raw is None:
         print(r.stdout[-3000:], r.stderr[-3000:])
     return r, (json.loads(raw) if raw else None), raw
+
+
+def run_timed(what, cmd):
+    """subprocess.run(cmd), its wall time printed: a slow step shows in the test's output."""
+    t0 = time.monotonic()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    print(f"     ({what}: {time.monotonic() - t0:.1f} s)")
+    return r
 
 
 def exercise_of(test_name):
@@ -192,7 +202,7 @@ def main():
         shutil.copytree(bundle, image, symlinks=True)
         shutil.move(os.path.join(image, "hidden-tests"), course_files)
 
-        r = subprocess.run([os.path.join(bundle, "setup.sh")], capture_output=True, text=True)
+        r = run_timed("the bundle's setup.sh", [os.path.join(bundle, "setup.sh")])
         check(r.returncode == 0, "setup.sh builds the tests with the stubs"
               + ("" if r.returncode == 0 else f" ({r.stderr[-2000:]})"))
         if r.returncode != 0:
@@ -202,8 +212,8 @@ def main():
         lean = os.path.join(bundle, "book", "build", "lean")
         binaries = [os.path.join(lean, "tests", "test-lib")] + sorted(
             glob.glob(os.path.join(lean, "chapters", "test-[0-9][0-9]")))
-        r = subprocess.run([sys.executable, "-B", os.path.join(ROOT, "tests", "test_portable.py"),
-                            *binaries], capture_output=True, text=True)
+        r = run_timed("the test binaries on a Haswell", [
+            sys.executable, "-B", os.path.join(ROOT, "tests", "test_portable.py"), *binaries])
         print(r.stdout, end="")
         check(r.returncode == 0, f"the bundle's {len(binaries)} test binaries run on a CPU "
               "without AVX-512 (qemu-user, Haswell)" + ("" if r.returncode == 0
@@ -235,7 +245,7 @@ def main():
         # 2. Nothing submitted: the stubs, 0 points, clear messages, hidden tests quiet.
         empty = os.path.join(tmp, "empty")
         os.makedirs(empty)
-        r, doc, raw = grade(bundle, empty, os.path.join(tmp, "r2"))
+        r, doc, raw = grade(bundle, empty, os.path.join(tmp, "r2"), what="nothing submitted")
         check(doc is not None and doc["score"] == 0 and not platforms.gradescope_problems(doc),
               "the stubs score 0, in a results.json Gradescope accepts")
         public = [t for t in doc["tests"] if t["visibility"] == "visible"]
@@ -265,35 +275,6 @@ def main():
         }
         for exercise, (statement, _) in planted.items():
             plant(hostile, file_of[exercise], exercise, statement)
-        # (--time-limit 5: a test case takes milliseconds, a contract test 5 to 14 s on half a
-        # CPU and gets 6 times the limit.)
-        for platform, fmt in (("Gradescope", "gradescope"), ("PrairieLearn", "prairielearn")):
-            r, doc, raw = grade(bundle, hostile, os.path.join(tmp, "r3-" + fmt), "--format",
-                                fmt, "--time-limit", "5", limits=platform,
-                                what="hostile code in every exercise")
-            check(r.returncode == 0 and doc is not None, f"{platform}: hostile code is graded "
-                  "without a crash")
-            if doc is None:
-                return 1
-            problems = (platforms.gradescope_problems(doc) if fmt == "gradescope"
-                        else platforms.prairielearn_problems(raw))
-            check(not problems, f"{platform} accepts the results ({len(raw)} bytes; "
-                  f"{problems[:3]})")
-            score = "score" if fmt == "gradescope" else "points"
-            for exercise, (statement, says) in planted.items():
-                mine = [t for t in doc["tests"] if exercise_of(t["name"]) == exercise]
-                # (the program's contract test runs the code in a child: it fails its own
-                # way; hidden tests say nothing)
-                shown = [t for t in mine if "command-line contract" not in t["name"]
-                         and t["name"].split(" ", 1)[1] not in hidden_test_names(files_marked)]
-                odd = [t for t in mine if t[score] != 0 or t in shown and says not in t["output"]]
-                check(mine and not odd,
-                      f"{platform}: {exercise} ({statement[:30]}...) scores 0 of "
-                      f"{round(sum(full[t['name']] for t in mine), 4):g}, each public test saying '{says}'"
-                      + "".join(f"\n     {t['name']}: {t[score]}, {t['output'][:300]!r}"
-                                for t in odd[:3]))
-            others = [t for t in doc["tests"] if exercise_of(t["name"]) not in planted]
-            check(not others, f"{platform}: every exercise was hostile ({len(others)} others)")
 
         # 4. A file that does not compile, code that hunts for the hidden tests, and the
         #    harness edited in the submission.
@@ -336,8 +317,83 @@ def main():
             os.makedirs(os.path.dirname(os.path.join(sneaky, rel)), exist_ok=True)
             with open(os.path.join(sneaky, rel), "w") as f:
                 f.write(text)
-        r, doc, raw = grade(bundle, sneaky, os.path.join(tmp, "r4"), "--time-limit", "5",
-                            limits="Gradescope", what="sneaky code")
+
+        # 5. PrairieLearn, one question per exercise, from an image without the hidden tests.
+        r = run_timed("PrairieLearn's image's setup.sh", [os.path.join(image, "setup.sh")])
+        check(r.returncode == 0, "PrairieLearn's image (no hidden-tests/) builds"
+              + ("" if r.returncode == 0 else f" ({r.stderr[-2000:]})"))
+        secret = hidden_test_names(files_marked) + [x[2] for x in distinctive_lines(files_marked)
+                                                    if x[1] == "hidden"]
+        found = [(os.path.relpath(os.path.join(d, f), image), x[:40])
+                 for d, _, names in os.walk(image) for f in names
+                 for data in [open(os.path.join(d, f), "rb").read()]
+                 for x in secret if x.encode() in data]
+        check(secret and not found, f"no hidden test's name or line anywhere in the image, "
+              f"its build included ({len(secret)} looked for; {found[:3]})")
+
+        # (--time-limit 5: a test case takes milliseconds, a contract test 5 to 14 s on half a
+        # CPU and gets 6 times the limit.)
+        # The gradings of 3, 4 and 5 run side by side in their two containers, each under its
+        # own platform's limits (a platform's CPU limit is per container, and a grading
+        # changes its container's book): the bundle grades hostile code for Gradescope, then
+        # the sneaky code; PrairieLearn's image grades its questions from the image as set
+        # up, then the hostile code, the hidden tests brought from serverFilesCourse.
+        questions = ((correct, "03.1", 1.0), (sneaky, "03.1", 0.0), (sneaky, "04.6", None))
+
+        def in_bundle():
+            return [grade(bundle, hostile, os.path.join(tmp, "r3-gradescope"), "--format",
+                          "gradescope", "--time-limit", "5", limits="Gradescope",
+                          what="hostile code in every exercise"),
+                    grade(bundle, sneaky, os.path.join(tmp, "r4"), "--time-limit", "5",
+                          limits="Gradescope", what="sneaky code")]
+
+        def in_image():
+            return [grade(image, sub, os.path.join(tmp, f"r5-{exercise}-{want}"),
+                          "--format", "prairielearn", "--exercise", exercise,
+                          "--hidden-tests", course_files,
+                          "--time-limit", "5", limits="PrairieLearn",
+                          what=f"one question ({exercise}), no ccache",
+                          # (each PrairieLearn job starts from the image: no object of
+                          # the hidden tests' binary, and no ccache, is there)
+                          env={"CCACHE_DISABLE": "1"}, timeout=QUESTION_TIMEOUT_S)
+                    for sub, exercise, want in questions] + [
+                grade(image, hostile, os.path.join(tmp, "r3-prairielearn"), "--format",
+                      "prairielearn", "--hidden-tests", course_files, "--time-limit", "5",
+                      limits="PrairieLearn", what="hostile code in every exercise")]
+        with ThreadPoolExecutor(2) as pool:
+            bundle_graded, image_graded = pool.submit(in_bundle), pool.submit(in_image)
+            bundle_graded, image_graded = bundle_graded.result(), image_graded.result()
+
+        # 3. Hostile code: each exercise scores 0, for both platforms.
+        for platform, fmt, graded in (("Gradescope", "gradescope", bundle_graded[0]),
+                                      ("PrairieLearn", "prairielearn", image_graded[-1])):
+            r, doc, raw = graded
+            check(r.returncode == 0 and doc is not None, f"{platform}: hostile code is graded "
+                  "without a crash")
+            if doc is None:
+                return 1
+            problems = (platforms.gradescope_problems(doc) if fmt == "gradescope"
+                        else platforms.prairielearn_problems(raw))
+            check(not problems, f"{platform} accepts the results ({len(raw)} bytes; "
+                  f"{problems[:3]})")
+            score = "score" if fmt == "gradescope" else "points"
+            for exercise, (statement, says) in planted.items():
+                mine = [t for t in doc["tests"] if exercise_of(t["name"]) == exercise]
+                # (the program's contract test runs the code in a child: it fails its own
+                # way; hidden tests say nothing)
+                shown = [t for t in mine if "command-line contract" not in t["name"]
+                         and t["name"].split(" ", 1)[1] not in hidden_test_names(files_marked)]
+                odd = [t for t in mine if t[score] != 0 or t in shown and says not in t["output"]]
+                check(mine and not odd,
+                      f"{platform}: {exercise} ({statement[:30]}...) scores 0 of "
+                      f"{round(sum(full[t['name']] for t in mine), 4):g}, each public test saying '{says}'"
+                      + "".join(f"\n     {t['name']}: {t[score]}, {t['output'][:300]!r}"
+                                for t in odd[:3]))
+            others = [t for t in doc["tests"] if exercise_of(t["name"]) not in planted]
+            check(not others, f"{platform}: every exercise was hostile ({len(others)} others)")
+
+        # 4. The sneaky code.
+        r, doc, raw = bundle_graded[1]
         check(r.returncode == 0 and doc is not None and not platforms.gradescope_problems(doc),
               "a submission that does not compile, hunts for hidden tests and edits the "
               "harness is graded without a crash, in a results.json Gradescope accepts")
@@ -369,28 +425,8 @@ def main():
               "the harness files in the submission change nothing: the other exercises "
               f"keep exactly their full marks ({sum(others.values())})")
 
-        # 5. PrairieLearn, one question per exercise, from an image without the hidden tests.
-        r = subprocess.run([os.path.join(image, "setup.sh")], capture_output=True, text=True)
-        check(r.returncode == 0, "PrairieLearn's image (no hidden-tests/) builds"
-              + ("" if r.returncode == 0 else f" ({r.stderr[-2000:]})"))
-        secret = hidden_test_names(files_marked) + [x[2] for x in distinctive_lines(files_marked)
-                                                    if x[1] == "hidden"]
-        found = [(os.path.relpath(os.path.join(d, f), image), x[:40])
-                 for d, _, names in os.walk(image) for f in names
-                 for data in [open(os.path.join(d, f), "rb").read()]
-                 for x in secret if x.encode() in data]
-        check(secret and not found, f"no hidden test's name or line anywhere in the image, "
-              f"its build included ({len(secret)} looked for; {found[:3]})")
-        for sub, exercise, want in ((correct, "03.1", 1.0), (sneaky, "03.1", 0.0),
-                                    (sneaky, "04.6", None)):
-            r, doc, raw = grade(image, sub, os.path.join(tmp, f"r5-{exercise}-{want}"),
-                                "--format", "prairielearn", "--exercise", exercise,
-                                "--hidden-tests", course_files,
-                                "--time-limit", "5", limits="PrairieLearn",
-                                what=f"one question ({exercise}), no ccache",
-                                # (each PrairieLearn job starts from the image: no object of
-                                # the hidden tests' binary, and no ccache, is there)
-                                env={"CCACHE_DISABLE": "1"}, timeout=QUESTION_TIMEOUT_S)
+        # 5. The questions.
+        for (sub, exercise, want), (r, doc, raw) in zip(questions, image_graded):
             hidden_graded = [t for t in (doc or {}).get("tests", [])
                              if t["name"].split(" ", 1)[1] in hidden_test_names(files_marked)]
             check(want is None or hidden_graded,
