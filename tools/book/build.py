@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -38,6 +39,9 @@ BENCH_PACKAGES = ("python3-torch", "python3-numpy", "libopenblas0-pthread")
 
 # (start time, message) of each stage said so far: a slow stage shows in ./book's own output.
 STAGES = []
+# (start time, end time or None, message) of each stage run beside the others (a background
+# build).
+BESIDE = []
 
 
 def say(message):
@@ -54,6 +58,8 @@ def stage_times():
         return ""
     ends = [t for t, _ in STAGES[1:]] + [time.monotonic()]
     rows = [f"  {end - start:6.0f} s  {message}" for (start, message), end in zip(STAGES, ends)]
+    rows += [f"  {(end or ends[-1]) - start:6.0f} s  {message}, beside the stages above"
+             f"{'' if end else ' (unfinished)'}" for start, end, message in BESIDE]
     return "\n".join(rows + [f"  {ends[-1] - STAGES[0][0]:6.0f} s  in all"])
 
 
@@ -126,6 +132,47 @@ def build(preset, targets=()):
     say(f"building (preset {preset}{': ' + ' '.join(targets) if targets else ''})")
     run_or_exit(["cmake", "--build", "--preset", preset, "--parallel", str(jobs()),
                  *(["--target", *targets] if targets else [])])
+
+
+def start_build(preset, targets):
+    """Starts `build(preset, targets)` beside what follows, at the lowest CPU priority (it takes
+    only what the other stages leave idle), its output in build/PRESET/book-build.log; returns
+    what finish_build waits for."""
+    log = os.path.join(ROOT, "build", preset, "book-build.log")
+    message = f"building (preset {preset}: {' '.join(targets)})"
+    say(f"{message}, beside the next stages (log: {os.path.relpath(log, ROOT)})")
+    with open(log, "w") as f:
+        process = subprocess.Popen(["nice", "-n", "19", "cmake", "--build", "--preset", preset,
+                                    "--parallel", str(jobs()), "--target", *targets],
+                                   cwd=ROOT, stdout=f, stderr=subprocess.STDOUT,
+                                   start_new_session=True)  # stop_build ends it whole
+    STAGES.pop()  # it is no stage of its own: its time is counted apart
+    BESIDE.append([time.monotonic(), None, message])
+    return process, log, preset, BESIDE[-1]
+
+
+def finish_build(started):
+    """Waits for a build start_build began; a failure shows the end of its log and ends ./book
+    with its exit code."""
+    process, log, preset, record = started
+    if process.poll() is None:
+        say(f"waiting for the build of preset {preset} (log: {os.path.relpath(log, ROOT)})")
+    rc = process.wait()
+    record[1] = time.monotonic()
+    if rc != 0:
+        with open(log, errors="replace") as f:
+            sys.stderr.write("".join(f.readlines()[-40:]))
+        print(f"the build failed (exit {exit_code(rc)}); its whole output: {log}",
+              file=sys.stderr)
+        sys.exit(exit_code(rc))
+
+
+def stop_build(started):
+    """Ends a build start_build began, if it still runs (./book stops early)."""
+    process = started[0]
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)  # cmake, ninja and the compilers
+        process.wait()
 
 
 def ctest(preset, *args):

@@ -17,7 +17,8 @@ import time
 
 from book.build import (BENCH_PACKAGES, BUILD_PACKAGES, GRADE_PACKAGES, ROOT, TEST_PACKAGES,
                         build, build_targets, chapter_numbers, configure, ctest, ensure_packages,
-                        exit_code, jobs, run_or_exit, say, stage_times)
+                        exit_code, finish_build, jobs, run_or_exit, say, stage_times,
+                        start_build, stop_build)
 from book.homework.__main__ import main as homework_main
 from book.homework.markers import is_student_copy
 
@@ -153,12 +154,22 @@ def book_test():
         homework("grade")
         where_it_is()
         return
-    say("testing (release)")
-    ctest("release")
-    say("validating the exercises (the student release)")
-    homework("validate", "--full-tests-passed", "--jobs", str(jobs()))
+    # The sanitizer build (about 6 minutes of both cores with nothing in ccache) runs beside
+    # validate and the release tests, on the CPU time their throttled gradings leave idle.
     configure("asan")
-    build("asan", ["all"])
+    asan_build = start_build("asan", ["all"])
+    try:
+        # validate first: its lean builds (the student copy, the solutions) are the objects
+        # the homework tests' own copies take back from ccache, instead of each compiling
+        # them at once on a new machine.
+        say("validating the exercises (the student release)")
+        homework("validate", "--jobs", str(jobs()))
+        say("testing (release)")
+        ctest("release")
+    except BaseException:  # they failed, or Ctrl-C: nothing goes on building after ./book
+        stop_build(asan_build)
+        raise
+    finish_build(asan_build)
     say("testing (ASan + UBSan)")
     ctest("asan")
     say("all tests passed.")
