@@ -17,9 +17,13 @@ payload with the real maximum score, for
    exercise at 0 points and the real maximum;
 2. the copy as released (every exercise a stub): 0 points of the same maximum.
 
-Needs root (useradd, chown; exit 77, skipped, otherwise) and python3-yaml. The user's ccache
-is kept in CCACHE_DIR below, so only the first run compiles everything (about 5 minutes on 2
-busy cores); later runs take the objects from it, the build tree being new each time.
+Needs root (useradd, chown; exit 77, skipped, otherwise) and python3-yaml. The build tree is
+new each time; its objects come from root's ccache, read-only (as a runner's cache restored
+from an earlier run would give them), which validate's lean builds of the student copy have
+filled: each step runs in a private mount namespace where root's cache directory is bound,
+read-only, at CCACHE_DIR below. Where no mount namespace can be made, the user keeps a cache
+of its own there, and the first run on a machine compiles everything (about 5 minutes on 2
+busy cores).
 """
 import base64
 import json
@@ -39,7 +43,17 @@ from checks import check, verdict
 
 
 USER = "runner"
-CCACHE_DIR = "/var/tmp/book-test-classroom-ccache"  # the runner user's, kept between runs
+CCACHE_DIR = "/var/tmp/book-test-classroom-ccache"  # where the runner user finds a ccache
+
+
+def root_cache():
+    """Root's ccache directory, when a private mount namespace can show it to the runner user
+    at CCACHE_DIR (read-only); else None."""
+    cache = subprocess.run(["ccache", "-k", "cache_dir"], capture_output=True,
+                           text=True).stdout.strip()
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "mount", "--bind",
+                            "-o", "ro", cache, CCACHE_DIR], capture_output=True)
+    return cache if cache and os.path.isdir(cache) and probe.returncode == 0 else None
 def ensure_user():
     try:
         pwd.getpwnam(USER)
@@ -57,9 +71,11 @@ def fake_dpkg_query(folder):
     os.chmod(path, 0o755)
 
 
-def run_workflow(steps, copy, env):
-    """Runs the workflow's steps as GitHub Actions would; returns {step id: outputs} and
-    the names of the steps that ran."""
+def run_workflow(steps, copy, env, cache):
+    """Runs the workflow's steps as GitHub Actions would, as USER, with root's ccache
+    directory `cache` read-only at CCACHE_DIR (or USER's own there, when None); returns
+    {step id: outputs} and the names of the steps that ran."""
+    user = pwd.getpwnam(USER)
     outputs, ran, failed = {}, [], False
     for i, step in enumerate(steps):
         name = step.get("name") or step.get("uses") or f"step {i}"
@@ -74,8 +90,20 @@ def run_workflow(steps, copy, env):
         open(out, "w").close()
         os.chown(out, pwd.getpwnam(USER).pw_uid, -1)
         t0 = time.monotonic()
-        r = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=copy, user=USER,
-                           env=dict(env, GITHUB_OUTPUT=out), capture_output=True, text=True)
+        if cache:
+            command = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                       'mount --bind -o ro "$1" "$2" && shift 2 && exec "$@"', "sh",
+                       cache, CCACHE_DIR, "setpriv", f"--reuid={user.pw_uid}",
+                       f"--regid={user.pw_gid}", "--init-groups",
+                       "bash", "-e", "-c", step["run"]]
+            # (a miss still writes its preprocessed file: in the user's own temporary dir)
+            step_env = dict(env, GITHUB_OUTPUT=out, CCACHE_READONLY="1",
+                            CCACHE_TEMPDIR=os.path.join(env["HOME"], "ccache-tmp"))
+        else:
+            command = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
+                       "--init-groups", "bash", "-e", "-c", step["run"]]
+            step_env = dict(env, GITHUB_OUTPUT=out)
+        r = subprocess.run(command, cwd=copy, env=step_env, capture_output=True, text=True)
         print(f"     step '{name}': exit {r.returncode} ({time.monotonic() - t0:.0f} s)")
         if r.returncode != 0:
             print("\n".join("       | " + x for x in r.stderr.splitlines()[-15:]))
@@ -114,7 +142,9 @@ def main():
         home = os.path.join(tmp, "home")
         os.makedirs(home)
         os.makedirs(CCACHE_DIR, exist_ok=True)
-        for path in (copy, home, CCACHE_DIR):
+        cache = root_cache()
+        print(f"     (the objects come from {cache + ', read-only' if cache else CCACHE_DIR})")
+        for path in (copy, home) + (() if cache else (CCACHE_DIR,)):
             subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", path], check=True)
         env = {"PATH": bin_dir + ":/usr/local/bin:/usr/bin:/bin", "HOME": home,
                "LANG": "C.UTF-8", "CI": "true", "GITHUB_ACTIONS": "true",
@@ -138,14 +168,14 @@ def main():
         with open(broken, "a") as f:
             f.write("\nthis line is not C++\n")
         t0 = time.monotonic()
-        outputs, ran = run_workflow(steps, copy, env)
+        outputs, ran = run_workflow(steps, copy, env, cache)
         broken_payload = reported_payload(steps, outputs, ran)
         print(f"     (a fresh copy with a file that does not compile graded in "
               f"{time.monotonic() - t0:.0f} s)")
         with open(broken, "w") as f:
             f.write(stub)
         t0 = time.monotonic()
-        outputs, ran = run_workflow(steps, copy, env)
+        outputs, ran = run_workflow(steps, copy, env, cache)
         payload = reported_payload(steps, outputs, ran)
         print(f"     (the stubs graded in {time.monotonic() - t0:.0f} s)")
         full = payload and payload.get("max_score", 0)
