@@ -163,7 +163,7 @@ def book_test():
         # the homework tests' own copies take back from ccache, instead of each compiling
         # them at once on a new machine.
         say("validating the exercises (the student release)")
-        homework("validate", "--jobs", str(jobs()))
+        homework("validate", "--full-tests-follow", "--jobs", str(jobs()))
         say("testing (release)")
         ctest("release")
     except BaseException:  # they failed, or Ctrl-C: nothing goes on building after ./book

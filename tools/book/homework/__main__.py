@@ -11,7 +11,7 @@ grade, check and validate run it; CMake runs labels, run-chapter and leak-test).
   autograde --source DIR [--submission DIR] [--results DIR] [--exercise ID]
             [--hidden-tests DIR] [--prepare]
                                        (run_autograder, setup.sh) grade a submission
-  validate                             the instructor's check, in three directions
+  validate [--full-tests-follow]       the instructor's check, in three directions
   validate --wrong-answers [ID...]     only: every catalogued wrong answer fails its tests
   list                                 the exercises and their files
   leak-test                            a release into a temporary directory contains no
@@ -147,6 +147,8 @@ def parser():
     c.add_argument("--check-only", action="store_true",
                    help="check the arguments, then stop (./book does, before installing)")
     v = sub.add_parser("validate", help="the instructor's check", allow_abbrev=False)
+    v.add_argument("--full-tests-follow", action="store_true",
+                   help="./book test runs every test of the full book after validate")
     v.add_argument("--jobs", type=jobs, default=2, metavar="N")
     v.add_argument("--wrong-answers", nargs="*", metavar="ID",
                    help="only check that the exercises' (all, or these) wrong answers fail")
