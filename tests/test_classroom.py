@@ -51,9 +51,13 @@ def root_cache():
     at CCACHE_DIR (read-only); else None."""
     cache = subprocess.run(["ccache", "-k", "cache_dir"], capture_output=True,
                            text=True).stdout.strip()
+    if not os.path.isdir(cache):
+        return None
     probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "mount", "--bind",
                             "-o", "ro", cache, CCACHE_DIR], capture_output=True)
-    return cache if cache and os.path.isdir(cache) and probe.returncode == 0 else None
+    return cache if probe.returncode == 0 else None
+
+
 def ensure_user():
     try:
         pwd.getpwnam(USER)
@@ -88,7 +92,7 @@ def run_workflow(steps, copy, env, cache):
             continue  # checked apart: no sudo here, and the packages are installed
         out = os.path.join(env["HOME"], f"github-output-{i}")
         open(out, "w").close()
-        os.chown(out, pwd.getpwnam(USER).pw_uid, -1)
+        os.chown(out, user.pw_uid, -1)
         t0 = time.monotonic()
         if cache:
             command = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
