@@ -258,7 +258,55 @@ def main():
     check(hidden and all(n for n in hidden), f"hidden test names are found ({len(hidden)})")
 
     grading_on_python_310()
+    interrupt_as_a_file_is_made()
     return verdict()
+
+
+def interrupt_as_a_file_is_made():
+    """A signal that comes just after a release's staging directory (or a directory above
+    --out, or a grade's temporary file, or the writability probe) is made, before the code
+    has recorded it, leaves nothing behind: each os.mkdir or os.open in turn sends SIGINT to
+    this process right after it made its file (as `kill -INT` from outside can)."""
+    import signal
+    from book.homework.staging import replace_tree, write_atomically, check_out_path
+    real = {"mkdir": os.mkdir, "open": os.open}
+
+    def interrupted_after(name, k):
+        calls = [0]
+
+        def call(*args, **kw):
+            result = real[name](*args, **kw)
+            calls[0] += 1
+            if calls[0] == k + 1:
+                os.kill(os.getpid(), signal.SIGINT)
+            return result
+        return call
+
+    steps = {  # what runs, and how many calls of os.mkdir or os.open it makes at most
+        "mkdir": lambda out: replace_tree(ROOT, {"a/b.txt": b"x\n"}, os.path.join(out, "new",
+                                                                              "copy"), False),
+        "open": lambda out: (check_out_path("--out", os.path.join(out, "g.json")),
+                             write_atomically(os.path.join(out, "g.json"), "{}\n", "--out")),
+    }
+    left = []
+    for name, step in steps.items():
+        for k in range(12):
+            with tempfile.TemporaryDirectory() as out:
+                setattr(os, name, interrupted_after(name, k))
+                try:
+                    step(out)
+                    done = True
+                except KeyboardInterrupt:
+                    done = False
+                finally:
+                    setattr(os, name, real[name])
+                names = sorted(os.listdir(out))
+                if not done and names:
+                    left.append(f"os.{name} call {k + 1}: {names}")
+                if done:
+                    break
+    check(not left, "a SIGINT just after a file or directory of a release or a grade is "
+          f"made leaves nothing behind ({left[:3]})")
 
 
 def exercise_points():

@@ -1,6 +1,7 @@
 """Whole-or-nothing writes: a tree or a file is staged beside its destination and renamed into
 place, so a failure or an interrupt (SIGINT, SIGTERM, SIGHUP) leaves the earlier state and no
 temporary file; and the checks that refuse an unwritable destination before any work."""
+import contextlib
 import os
 import shutil
 import signal
@@ -67,12 +68,13 @@ def probe_writable(option, given, directory):
     """Refuses (UsageError) unless a file can be created in `directory`: a read-only or
     full filesystem, or a directory such as /proc, is found before any work."""
     try:
-        fd, probe = tempfile.mkstemp(dir=directory, prefix=".book-probe-")
-        try:
-            os.write(fd, b"probe\n")
-        finally:
-            os.close(fd)
-            os.remove(probe)
+        with signals_held():  # made and removed as one step: an interrupt cannot leave it
+            fd, probe = tempfile.mkstemp(dir=directory, prefix=".book-probe-")
+            try:
+                os.write(fd, b"probe\n")
+            finally:
+                os.close(fd)
+                os.remove(probe)
     except OSError as e:
         raise UsageError(f"{option} {given}: cannot write in {directory} "
                          f"({e.strerror or e}); it takes a path on a writable filesystem")
@@ -88,6 +90,21 @@ def make_dirs(path, created):
     for d in reversed(missing):
         os.mkdir(d)
         created.append(d)
+
+
+# The signals that end a run through every `finally` (main() makes SIGTERM and SIGHUP raise).
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def signals_held():
+    """Holds the interrupts back while the block runs, so that a file or directory made is also
+    one recorded for the cleanup; one that came meanwhile arrives at the end of the block."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPTS)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -124,9 +141,11 @@ def write_atomically(path, text, option):
     """Writes `text` to a temporary file beside `path`, then renames it into place: a
     reader sees the old file or the new one, never half of one; no temporary file is left."""
     path = os.path.abspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path),
-                               prefix=f".{os.path.basename(path)}.tmp-")
+    tmp = None
     try:
+        with signals_held():  # (an interrupt between mkstemp and `tmp =` left the file)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path),
+                                       prefix=f".{os.path.basename(path)}.tmp-")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.chmod(tmp, 0o666 & ~current_umask())
@@ -149,11 +168,11 @@ def replace_tree(root, content, out, replacing, executables=()):
     # Staged in a directory beside --out and renamed into place: a failure or an interrupt
     # leaves the earlier state (no copy, or the earlier release) and no temporary directory.
     created, stage, old, committed = [], None, None, False
-    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     try:
-        make_dirs(parent, created)
         name = os.path.basename(out)
-        stage = tempfile.mkdtemp(dir=parent, prefix=f".{name}.book-release-")
+        with signals_held():  # (an interrupt between a mkdir and its record left it)
+            make_dirs(parent, created)
+            stage = tempfile.mkdtemp(dir=parent, prefix=f".{name}.book-release-")
         if replacing:  # an unchanged file keeps its mtime: the build recompiles what changed
             for rel in content:
                 if os.path.isfile(os.path.join(out, rel)):
@@ -164,7 +183,7 @@ def replace_tree(root, content, out, replacing, executables=()):
         for rel in executables:
             os.chmod(os.path.join(stage, rel), 0o777 & ~current_umask())
         os.chmod(stage, 0o777 & ~current_umask())
-        signal.pthread_sigmask(signal.SIG_BLOCK, signals)  # the swap is not interrupted
+        signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)  # the swap is not interrupted
         if os.path.isdir(out):
             old = tempfile.mkdtemp(dir=parent, prefix=f".{name}.book-old-")
             os.rmdir(old)
@@ -188,6 +207,7 @@ def replace_tree(root, content, out, replacing, executables=()):
         created, committed = [], True
         return n
     finally:
+        signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)  # the cleanup is not interrupted
         for d in (stage, old):
             if d:
                 shutil.rmtree(d, ignore_errors=True)
@@ -196,8 +216,8 @@ def replace_tree(root, content, out, replacing, executables=()):
                 os.rmdir(d)
             except OSError:
                 pass
-        try:  # a signal that came during the swap arrives now
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
+        try:  # a signal that came during the swap or the cleanup arrives now
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPTS)
         except KeyboardInterrupt:
             if not committed:
                 raise  # (after the swap it is too late to stop: the copy is complete)
