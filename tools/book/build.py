@@ -59,7 +59,7 @@ def stage_times():
     ends = [t for t, _ in STAGES[1:]] + [time.monotonic()]
     rows = [f"  {end - start:6.0f} s  {message}" for (start, message), end in zip(STAGES, ends)]
     rows += [f"  {(end or ends[-1]) - start:6.0f} s  {message}, beside the stages above"
-             f"{'' if end else ' (unfinished)'}" for start, end, message in BESIDE]
+             for start, end, message in BESIDE]
     return "\n".join(rows + [f"  {ends[-1] - STAGES[0][0]:6.0f} s  in all"])
 
 
@@ -169,10 +169,14 @@ def finish_build(started):
 
 def stop_build(started):
     """Ends a build start_build began, if it still runs (./book stops early)."""
-    process = started[0]
+    process, _, _, record = started
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGTERM)  # cmake, ninja and the compilers
         process.wait()
+        record[2] += " (stopped unfinished)"
+    elif process.returncode != 0:
+        record[2] += f" (failed, exit {exit_code(process.returncode)})"
+    record[1] = record[1] or time.monotonic()  # (or a little after it ended)
 
 
 def ctest(preset, *args):
