@@ -53,8 +53,9 @@ measured = []  # (limits, submission, seconds, peak MiB) for the table at the en
 LIMITS = {"Gradescope": (768 * 10**6, 0.5), "PrairieLearn": (2 << 30, 0.9)}
 # Its timeout for a whole grading: Gradescope's "It took longer than 600 seconds to run",
 # PrairieLearn's maximum; and the one docs/instructors.md tells a PrairieLearn question of one
-# exercise to set. A grading here must take at most half of it (the platforms' machines differ
-# from this one).
+# exercise to set. A grading here must end within it, and its CPU time, spread over the
+# platform's CPU share, must take at most half of it (the platforms' machines differ from this
+# one; and here other tests can take part of that share).
 TIMEOUT_S = {"Gradescope": 600, "PrairieLearn": 600}
 QUESTION_TIMEOUT_S = 120
 
@@ -77,11 +78,13 @@ def cgroup(platform):
     return dirs
 
 
-# Runs a command and writes the largest resident set any process under it reached (KiB): the
-# cgroup's own peak counts the page cache, which fills any limit and is given back on demand.
+# Runs a command and writes the largest resident set any process under it reached (KiB; the
+# cgroup's own peak counts the page cache, which fills any limit and is given back on demand)
+# and the CPU seconds they all used.
 RSS_PROBE = ("import resource, subprocess, sys; rc = subprocess.call(sys.argv[2:]); "
-             "open(sys.argv[1], 'w').write(str(resource.getrusage("
-             "resource.RUSAGE_CHILDREN).ru_maxrss)); sys.exit(rc)")
+             "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+             "open(sys.argv[1], 'w').write(f'{u.ru_maxrss} {u.ru_utime + u.ru_stime}'); "
+             "sys.exit(rc)")
 
 
 def read_oom_kills(memory_dir):
@@ -114,14 +117,20 @@ def grade(bundle, submission, results, *extra, limits=None, what="", env=None, t
     seconds = time.monotonic() - t0
     if groups:
         with open(rss_file) as f:
-            peak = int(f.read()) / 1024
+            rss_kib, cpu_seconds = f.read().split()
+        peak = int(rss_kib) / 1024
+        # The time it takes with the platform's whole CPU share: this machine's other tests
+        # can take part of that share (the wall time is then longer than the platform's).
+        own_share = float(cpu_seconds) / LIMITS[limits][1]
         killed = read_oom_kills(groups[0]) - oom_kills
         measured.append((limits, what, seconds, peak))
         check(killed == 0, f"{what}: no process killed for lack of memory under {limits}'s "
               "limits (an output flood once filled the contract test's memory)")
         timeout = timeout or TIMEOUT_S[limits]
-        check(seconds < timeout / 2, f"{what}: graded in {seconds:.0f} s under {limits}'s "
-              f"limits, within half the timeout ({timeout} s)")
+        check(seconds < timeout and own_share < timeout / 2,
+              f"{what}: graded in {seconds:.0f} s under {limits}'s limits, within the timeout "
+              f"({timeout} s); {float(cpu_seconds):.0f} CPU-s, {own_share:.0f} s with the "
+              f"platform's {LIMITS[limits][1]} CPU, within half of it")
         print(f"     ({what}: {seconds:.1f} s under {limits}'s limits; the largest process "
               f"peaked at {peak:.0f} MiB; {killed} processes killed for lack of memory)")
     else:
