@@ -94,19 +94,16 @@ def run_workflow(steps, copy, env, cache):
         open(out, "w").close()
         os.chown(out, user.pw_uid, -1)
         t0 = time.monotonic()
+        command = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
+                   "--init-groups", "bash", "-e", "-c", step["run"]]
+        step_env = dict(env, GITHUB_OUTPUT=out)
         if cache:
             command = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
                        'mount --bind -o ro "$1" "$2" && shift 2 && exec "$@"', "sh",
-                       cache, CCACHE_DIR, "setpriv", f"--reuid={user.pw_uid}",
-                       f"--regid={user.pw_gid}", "--init-groups",
-                       "bash", "-e", "-c", step["run"]]
+                       cache, CCACHE_DIR, *command]
             # (a miss still writes its preprocessed file: in the user's own temporary dir)
-            step_env = dict(env, GITHUB_OUTPUT=out, CCACHE_READONLY="1",
+            step_env.update(CCACHE_READONLY="1",
                             CCACHE_TEMPDIR=os.path.join(env["HOME"], "ccache-tmp"))
-        else:
-            command = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
-                       "--init-groups", "bash", "-e", "-c", step["run"]]
-            step_env = dict(env, GITHUB_OUTPUT=out)
         r = subprocess.run(command, cwd=copy, env=step_env, capture_output=True, text=True)
         print(f"     step '{name}': exit {r.returncode} ({time.monotonic() - t0:.0f} s)")
         if r.returncode != 0:

@@ -44,10 +44,12 @@ STAGES = []
 BESIDE = []
 
 
-def say(message):
-    """Starts a stage: its message, with the time since the command started."""
+def say(message, stage=True):
+    """Starts a stage (or, with stage=False, only says something): its message, with the time
+    since the command started."""
     now = time.monotonic()
-    STAGES.append((now, message))
+    if stage or not STAGES:
+        STAGES.append((now, message))
     line = f"==> [{now - STAGES[0][0]:5.0f} s] {message}"
     print(f"\033[1m{line}\033[0m" if sys.stderr.isatty() else line, file=sys.stderr, flush=True)
 
@@ -128,10 +130,14 @@ def configure(preset):
     run_or_exit(["cmake", "--preset", preset], stdout=subprocess.DEVNULL)
 
 
+def build_command(preset, targets=()):
+    return ["cmake", "--build", "--preset", preset, "--parallel", str(jobs()),
+            *(["--target", *targets] if targets else [])]
+
+
 def build(preset, targets=()):
     say(f"building (preset {preset}{': ' + ' '.join(targets) if targets else ''})")
-    run_or_exit(["cmake", "--build", "--preset", preset, "--parallel", str(jobs()),
-                 *(["--target", *targets] if targets else [])])
+    run_or_exit(build_command(preset, targets))
 
 
 def start_build(preset, targets):
@@ -140,13 +146,11 @@ def start_build(preset, targets):
     what finish_build waits for."""
     log = os.path.join(ROOT, "build", preset, "book-build.log")
     message = f"building (preset {preset}: {' '.join(targets)})"
-    say(f"{message}, beside the next stages (log: {os.path.relpath(log, ROOT)})")
+    say(f"{message}, beside the next stages (log: {os.path.relpath(log, ROOT)})", stage=False)
     with open(log, "w") as f:
-        process = subprocess.Popen(["nice", "-n", "19", "cmake", "--build", "--preset", preset,
-                                    "--parallel", str(jobs()), "--target", *targets],
+        process = subprocess.Popen(["nice", "-n", "19", *build_command(preset, targets)],
                                    cwd=ROOT, stdout=f, stderr=subprocess.STDOUT,
                                    start_new_session=True)  # stop_build ends it whole
-    STAGES.pop()  # it is no stage of its own: its time is counted apart
     BESIDE.append([time.monotonic(), None, message])
     return process, log, preset, BESIDE[-1]
 
